@@ -1,0 +1,1 @@
+"""Text features: tokenisation, vocabularies, word vectors."""
