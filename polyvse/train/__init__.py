@@ -1,1 +1,2 @@
-"""train."""
+"""Training: encoded caption sets, batch sampling, the epoch loop with
+checkpoints that resume."""

@@ -1,0 +1,110 @@
+"""Checks of a configuration beyond its schema, and per-variant settings.
+
+The schema (config/schema.yaml) checks keys and types; this module checks what
+a schema cannot: that names refer to things that exist. Errors name the key.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A configuration error; the message starts with the offending key."""
+
+    def __init__(self, key: str, reason: str):
+        self.key = key
+        super().__init__(f"config key {key}: {reason}")
+
+
+def dataset_langs(config: Mapping, dataset: str) -> list[str]:
+    return list(config["datasets"][dataset].get("langs") or [])
+
+
+def variant_eval_langs(config: Mapping, variant: str) -> list[str]:
+    v = config["variants"][variant]
+    return list(v.get("eval_langs") or v["train_langs"])
+
+
+def variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
+    """Everything one training run depends on: family defaults and training
+    settings merged with the variant's overrides."""
+    v = config["variants"][variant]
+    model = copy.deepcopy(config.get("models", {}).get(v["model"], {}))
+    model.update(v.get("model_options") or {})
+    training = copy.deepcopy(config.get("training", {}))
+    training.update(v.get("training_options") or {})
+    return {"model": v["model"], "model_options": model, "training": training,
+            "train_langs": list(v["train_langs"]), "eval_langs": variant_eval_langs(config, variant),
+            "captions": v.get("captions", "human"), "text": dict(config.get("text", {})),
+            "seed": int(config.get("seed", 0))}
+
+
+def report_variants(config: Mapping, report: str) -> list[str]:
+    """Variants a report reads, in row order, without repeats."""
+    out: list[str] = []
+    for row in config["reports"][report]["rows"]:
+        for v in ([row["variant"]] if row.get("variant") else list(row.get("per_language", {}).values())):
+            if v not in out:
+                out.append(v)
+    return out
+
+
+def check_config(config: Mapping) -> None:
+    """Raise :class:`ConfigError` on the first reference to something missing."""
+    datasets = config.get("datasets", {})
+    if not datasets:
+        raise ConfigError("datasets", "no dataset is configured")
+    for name, ds in datasets.items():
+        if ds["adapter"] == "multi30k":
+            root = (ds.get("multi30k") or {}).get("root")
+            if not root:
+                raise ConfigError(f"datasets.{name}.multi30k.root", "adapter multi30k needs the checkout's path")
+            if not Path(root).is_dir():
+                raise ConfigError(f"datasets.{name}.multi30k.root", f"directory {root} does not exist")
+    feats = config.get("image_features", {})
+    if feats.get("backbone") == "precomputed":
+        for key in ("precomputed_features", "precomputed_ids"):
+            if not feats.get(key):
+                raise ConfigError(f"image_features.{key}", "backbone precomputed needs this file")
+            if not Path(feats[key]).is_file():
+                raise ConfigError(f"image_features.{key}", f"file {feats[key]} does not exist")
+    if feats.get("backbone") == "resnet152":
+        path = feats.get("weights_path")
+        if not path or not Path(path).is_file():
+            raise ConfigError("image_features.weights_path",
+                              f"backbone resnet152 needs local ImageNet weights (torchvision's resnet152 .pth); "
+                              f"{path!r} is not a file")
+    for name, v in config.get("variants", {}).items():
+        if v["dataset"] not in datasets:
+            raise ConfigError(f"variants.{name}.dataset", f"unknown dataset {v['dataset']!r}")
+        langs = dataset_langs(config, v["dataset"])
+        for lang in list(v["train_langs"]) + list(v.get("eval_langs") or []):
+            if lang not in langs:
+                raise ConfigError(f"variants.{name}", f"language {lang!r} is not in datasets.{v['dataset']}.langs")
+        family = config.get("models", {}).get(v["model"], {})
+        for key in v.get("model_options") or {}:
+            if key not in family:
+                raise ConfigError(f"variants.{name}.model_options.{key}", f"not a setting of model {v['model']}")
+        for key in v.get("training_options") or {}:
+            if key not in config.get("training", {}):
+                raise ConfigError(f"variants.{name}.training_options.{key}", "not a training setting")
+    for name, rep in config.get("reports", {}).items():
+        if rep["dataset"] not in datasets:
+            raise ConfigError(f"reports.{name}.dataset", f"unknown dataset {rep['dataset']!r}")
+        for i, row in enumerate(rep["rows"]):
+            key = f"reports.{name}.rows[{i}]"
+            if bool(row.get("variant")) == bool(row.get("per_language")):
+                raise ConfigError(key, "give exactly one of variant or per_language")
+            refs = [row["variant"]] if row.get("variant") else list(row["per_language"].values())
+            for ref in refs:
+                if ref not in config.get("variants", {}):
+                    raise ConfigError(key, f"unknown variant {ref!r}")
+                if config["variants"][ref]["dataset"] != rep["dataset"]:
+                    raise ConfigError(key, f"variant {ref!r} is trained on another dataset than {rep['dataset']!r}")
+            for lang, ref in (row.get("per_language") or {}).items():
+                if lang not in variant_eval_langs(config, ref):
+                    raise ConfigError(key, f"variant {ref!r} is not evaluated on {lang!r}")

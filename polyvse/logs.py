@@ -1,0 +1,38 @@
+"""Logging of one workflow job into its log file (and progress bars with it)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def job_log(path: str | Path, name: str) -> Iterator[logging.Logger]:
+    """Send logging and stderr (tqdm progress, warnings) to ``path`` for the
+    duration of the block; log the job's wall time; re-raise any error after
+    writing its message to the log."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stream = open(path, "a", encoding="utf-8", buffering=1)
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    old_stderr, sys.stderr = sys.stderr, stream
+    logger = logging.getLogger(f"polyvse.{name}")
+    t0 = time.perf_counter()
+    try:
+        yield logger
+        logger.info("done in %.1f s", time.perf_counter() - t0)
+    except BaseException as exc:
+        logger.error("failed after %.1f s: %s: %s", time.perf_counter() - t0, type(exc).__name__, exc)
+        raise
+    finally:
+        sys.stderr = old_stderr
+        root.removeHandler(handler)
+        stream.close()

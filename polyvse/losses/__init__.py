@@ -1,0 +1,1 @@
+"""Losses, one module per idea."""

@@ -1,0 +1,98 @@
+"""The two-branch Embedding Network (EmbN) of Wang et al. (TPAMI 2019), as MULE
+and SMALR use it: MULE "Image-Language Matching", SMALR §4 "Visual Features".
+
+Image branch: CNN feature → FC → BN → ReLU → dropout → FC → L2 norm.
+Text branch: word embeddings → GRU, last valid step → FC → L2 norm (MULE uses
+the last hidden state of a recurrent net for the multimodal sentence vector).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import Tensor, nn
+
+
+@dataclass
+class EmbNConfig:
+    vocab_size: int
+    image_dim: int
+    word_dim: int = 300
+    gru_hidden: int = 512
+    image_hidden: int = 2048
+    joint_dim: int = 512
+    dropout: float = 0.2
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def l2_normalize(x: Tensor) -> Tensor:
+    return nn.functional.normalize(x, dim=-1)
+
+
+class ImageBranch(nn.Module):
+    """``(B, image_dim) -> (B, joint_dim)``, unit norm."""
+
+    def __init__(self, image_dim: int, hidden: int, joint_dim: int, dropout: float):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(image_dim, hidden), nn.BatchNorm1d(hidden), nn.ReLU(), nn.Dropout(dropout),
+            nn.Linear(hidden, joint_dim),
+        )
+
+    def forward(self, features: Tensor) -> Tensor:
+        return l2_normalize(self.net(features))
+
+
+def last_valid_step(outputs: Tensor, lengths: Tensor) -> Tensor:
+    """Pick ``outputs[b, lengths[b] - 1]``: ``(B, T, H), (B,) -> (B, H)``."""
+    index = (lengths - 1).clamp(min=0).view(-1, 1, 1).expand(-1, 1, outputs.shape[-1])
+    return outputs.gather(1, index).squeeze(1)
+
+
+class GRUSentenceEncoder(nn.Module):
+    """``(S, T)`` token ids with ``(S,)`` lengths → ``(S, joint_dim)``, unit norm."""
+
+    def __init__(self, word_dim: int, hidden: int, joint_dim: int, dropout: float):
+        super().__init__()
+        self.gru = nn.GRU(word_dim, hidden, batch_first=True)
+        self.dropout = nn.Dropout(dropout)
+        self.fc = nn.Linear(hidden, joint_dim)
+
+    def forward(self, words: Tensor, lengths: Tensor) -> Tensor:
+        """words: ``(S, T, word_dim)`` embedded tokens."""
+        packed = nn.utils.rnn.pack_padded_sequence(words, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        out, _ = self.gru(packed)
+        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+        return l2_normalize(self.fc(self.dropout(last_valid_step(out, lengths.to(out.device)))))
+
+
+class EmbN(nn.Module):
+    """EmbN with one word-embedding table over the (language, token) vocabulary."""
+
+    family = "embn"
+
+    def __init__(self, config: EmbNConfig):
+        super().__init__()
+        self.config = config
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.word_dim, padding_idx=0)
+        self.text = GRUSentenceEncoder(config.word_dim, config.gru_hidden, config.joint_dim, config.dropout)
+        self.image = ImageBranch(config.image_dim, config.image_hidden, config.joint_dim, config.dropout)
+
+    def embed_images(self, features: Tensor) -> Tensor:
+        return self.image(features)
+
+    def embed_sentences(self, tokens: Tensor, lengths: Tensor, langs: Tensor | None = None) -> Tensor:
+        """tokens ``(S, T)``, lengths ``(S,)``; ``langs`` is unused (one branch for all)."""
+        return self.text(self.word_embeddings(tokens), lengths)
+
+    def parameter_counts(self) -> tuple[int, int]:
+        """(train-time, test-time) parameters.
+
+        Test time counts as SMALR §5 does: word representations are precomputed,
+        so the embedding table is a lookup, not parameters of the model.
+        """
+        train = sum(p.numel() for p in self.parameters() if p.requires_grad)
+        return train, train - self.word_embeddings.weight.numel()

@@ -1,0 +1,104 @@
+"""Paper tables from per-variant evaluations.
+
+SMALR Tables 1–2 layout: one row a model; mR per language (En De Fr Cs Cn Ja Ar
+Af Ko Ru), HA = mean over the human-annotated languages, A = mean over all ten;
+beside them train-time and test-time parameter counts. A cell is empty where
+a language is not evaluated; HA and A only when all their languages are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+SMALR_LANGS: tuple[tuple[str, str], ...] = (
+    ("en", "En"), ("de", "De"), ("fr", "Fr"), ("cs", "Cs"), ("zh", "Cn"),
+    ("ja", "Ja"), ("ar", "Ar"), ("af", "Af"), ("ko", "Ko"), ("ru", "Ru"),
+)
+
+
+def _row_sources(row: Mapping) -> dict[str, str]:
+    """language → variant for one table row."""
+    return dict(row["per_language"]) if row.get("per_language") else {}
+
+
+def smalr_table(rows: Sequence[Mapping], evals: Mapping[str, pd.DataFrame], params: Mapping[str, Mapping],
+                human_langs: Sequence[str]) -> tuple[pd.DataFrame, list[str]]:
+    """Build the table; also return the languages tested on translations.
+
+    rows: config rows (``name`` and ``variant`` or ``per_language``);
+    evals: variant → evaluation frame (lang, test_source, mR, …);
+    params: variant → {params_train, params_test}.
+    """
+    out, translated = [], set()
+    for row in rows:
+        if row.get("variant"):
+            ev = evals[row["variant"]].set_index("lang")
+            cells = {lang: (ev.loc[lang, "mR"], ev.loc[lang, "test_source"]) for lang in ev.index}
+            used = [row["variant"]]
+        else:
+            cells, used = {}, []
+            for lang, variant in _row_sources(row).items():
+                ev = evals[variant].set_index("lang")
+                cells[lang] = (ev.loc[lang, "mR"], ev.loc[lang, "test_source"])
+                used.append(variant) if variant not in used else None
+        rec: dict[str, object] = {"model": row["name"]}
+        for code, col in SMALR_LANGS:
+            if code in cells:
+                rec[col] = round(float(cells[code][0]), 1)
+                if cells[code][1] != "human":
+                    translated.add(code)
+            else:
+                rec[col] = np.nan
+        ha = [cells[l][0] for l in human_langs if l in cells]
+        rec["HA"] = round(float(np.mean(ha)), 1) if human_langs and len(ha) == len(human_langs) else np.nan
+        every = [cells[c][0] for c, _ in SMALR_LANGS if c in cells]
+        rec["A"] = round(float(np.mean(every)), 1) if len(every) == len(SMALR_LANGS) else np.nan
+        rec["params_train"] = int(sum(params[v]["params_train"] for v in used))
+        rec["params_test"] = int(sum(params[v]["params_test"] for v in used))
+        out.append(rec)
+    table = pd.DataFrame(out, columns=["model", *[c for _, c in SMALR_LANGS], "HA", "A", "params_train", "params_test"])
+    return table, [c for c, _ in SMALR_LANGS if c in translated]
+
+
+def human_languages(captions: pd.DataFrame) -> list[str]:
+    """Languages with human test captions, in SMALR column order."""
+    test = captions[(captions["split"] == "test") & (captions["origin"] == "human")]
+    present = set(test["lang"])
+    return [c for c, _ in SMALR_LANGS if c in present]
+
+
+def format_params(n: float) -> str:
+    """``7_100_000 -> '7.1M'``, as the papers print parameter counts."""
+    if n >= 1e6:
+        return f"{n / 1e6:.1f}M"
+    if n >= 1e3:
+        return f"{n / 1e3:.1f}K"
+    return str(int(n))
+
+
+def to_markdown(table: pd.DataFrame, caption: str, translated: Sequence[str], notes: Sequence[str] = ()) -> str:
+    """The table for reading: ¹ marks languages tested on machine translations."""
+    cols = list(table.columns)
+    label = {col: (col + " ¹" if code in translated else col) for code, col in SMALR_LANGS}
+    head = [label.get(c, c) for c in cols]
+    lines = [f"**{caption}**", "", "| " + " | ".join(head) + " |",
+             "|" + "|".join(":--" if c == "model" else "--:" for c in cols) + "|"]
+    for _, r in table.iterrows():
+        cells = []
+        for c in cols:
+            v = r[c]
+            if c == "model":
+                cells.append(str(v))
+            elif c.startswith("params"):
+                cells.append(format_params(v))
+            else:
+                cells.append("–" if pd.isna(v) else f"{v:.1f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    if translated:
+        lines.append("¹ tested on machine translations of the English test captions")
+    lines += list(notes)
+    return "\n".join(lines) + "\n"

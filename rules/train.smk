@@ -1,0 +1,25 @@
+rule train:
+    """One model variant: checkpoints every epoch, resumes after a kill, keeps the
+    best epoch by validation mR. Requests a GPU on a cluster; CPU otherwise."""
+    input:
+        captions=lambda wc: f"{R}/{variant_dataset(wc)}/captions.parquet",
+        features=lambda wc: f"{R}/{variant_dataset(wc)}/image_features/{BACKBONE}.npy",
+        ids=lambda wc: f"{R}/{variant_dataset(wc)}/image_features/{BACKBONE}.ids.txt",
+        vocab=train_vocab_files,
+    output:
+        model=f"{R}/{{dataset}}/models/{{variant}}/model.pt",
+        epochs=f"{R}/{{dataset}}/models/{{variant}}/epochs.tsv",
+        params=f"{R}/{{dataset}}/models/{{variant}}/params.json",
+    log:
+        "logs/{dataset}/train_{variant}.log",
+    params:
+        settings=lambda wc: variant_settings(config, wc.variant),
+        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/models/{wc.variant}/checkpoint",
+    threads: config["resources"]["train"]["threads"]
+    resources:
+        gpu=config["resources"]["train"]["gpu"],
+        cpus_per_gpu=config["resources"]["train"]["threads"],
+        mem_mb=config["resources"]["train"]["mem_mb"],
+        runtime=config["resources"]["train"]["runtime"],
+    script:
+        "../workflow_scripts/train.py"

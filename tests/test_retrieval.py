@@ -1,0 +1,57 @@
+import numpy as np
+import pytest
+
+from polyvse.evaluate.retrieval import bidirectional_retrieval
+
+
+def brute_force(scores, image_of_sentence, ks=(1, 5, 10)):
+    """A loop that follows the definition literally: sort, find the first hit."""
+    S, N = scores.shape
+    t2i_ranks = []
+    for s in range(S):
+        order = sorted(range(N), key=lambda n: -scores[s, n])
+        t2i_ranks.append(order.index(image_of_sentence[s]) + 1)
+    i2t_ranks = []
+    for n in range(N):
+        order = sorted(range(S), key=lambda s: -scores[s, n])
+        hits = [pos + 1 for pos, s in enumerate(order) if image_of_sentence[s] == n]
+        i2t_ranks.append(hits[0] if hits else S + 1)
+    t2i = {k: 100 * np.mean([r <= k for r in t2i_ranks]) for k in ks}
+    i2t = {k: 100 * np.mean([r <= k for r in i2t_ranks]) for k in ks}
+    return t2i, i2t, np.median(t2i_ranks), np.median(i2t_ranks)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_matches_brute_force_on_random_scores(seed):
+    rng = np.random.default_rng(seed)
+    n_images, per_image = 37, 3
+    labels = np.repeat(np.arange(n_images), per_image)
+    labels = labels[rng.permutation(len(labels))][: len(labels) - 5]  # some images lose a caption
+    scores = rng.normal(size=(len(labels), n_images)).astype(np.float32)
+    scores[np.arange(len(labels)), labels] += rng.normal(1.0, 1.0, size=len(labels))  # make it non-trivial
+    got = bidirectional_retrieval(scores, labels)
+    t2i, i2t, medr_t2i, medr_i2t = brute_force(scores, labels)
+    for k in (1, 5, 10):
+        assert got.t2i[k] == pytest.approx(t2i[k])
+        assert got.i2t[k] == pytest.approx(i2t[k])
+    assert got.medr_t2i == medr_t2i and got.medr_i2t == medr_i2t
+    assert got.mean_recall == pytest.approx(np.mean(list(t2i.values()) + list(i2t.values())))
+
+
+def test_blocks_do_not_change_the_answer():
+    from polyvse.evaluate.retrieval import image_to_sentence_ranks, sentence_to_image_ranks
+
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 50, size=200)
+    scores = rng.normal(size=(200, 50))
+    assert (sentence_to_image_ranks(scores, labels, block=7) == sentence_to_image_ranks(scores, labels)).all()
+    assert (image_to_sentence_ranks(scores, labels, block=3) == image_to_sentence_ranks(scores, labels)).all()
+
+
+def test_perfect_and_reversed_scores():
+    labels = np.repeat(np.arange(20), 2)
+    perfect = (labels[:, None] == np.arange(20)[None, :]).astype(np.float32)
+    res = bidirectional_retrieval(perfect, labels)
+    assert res.mean_recall == 100.0 and res.medr_t2i == 1 and res.medr_i2t == 1
+    res = bidirectional_retrieval(-perfect, labels)
+    assert res.t2i[10] == 0.0 and res.medr_t2i == 20

@@ -1,0 +1,123 @@
+"""End to end: the workflow on a tiny config, run by snakemake in a temporary
+directory, as a user runs it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+TINY = REPO / "tests" / "configs" / "tiny.yaml"
+
+pytestmark = pytest.mark.workflow
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 600, **kw) -> subprocess.CompletedProcess:
+    cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", str(workdir / "config.yaml"), *args]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env, **kw)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("wf")
+    config = yaml.safe_load(TINY.read_text())
+    # a variant no report uses, trained longer, for the kill-and-resume test
+    config["variants"]["embn_resume"] = {"model": "embn", "dataset": "m30k", "train_langs": ["en", "de"],
+                                         "training_options": {"epochs": 6}}
+    (d / "config.yaml").write_text(yaml.safe_dump(config))
+    return d
+
+
+def test_tiny_workflow_writes_table2(workdir):
+    run = snakemake(workdir, "--cores", "2")
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert "polyvse: workflow finished in" in run.stdout + run.stderr
+    table = pd.read_csv(workdir / "results" / "table2.tsv", sep="\t")
+    assert list(table.columns) == ["model", "En", "De", "Fr", "Cs", "Cn", "Ja", "Ar", "Af", "Ko", "Ru",
+                                   "HA", "A", "params_train", "params_test"]
+    assert list(table["model"]) == ["EmbN", "EmbN (shared)"]
+    per_lang, shared = table.iloc[0], table.iloc[1]
+    assert 0 < per_lang["En"] <= 100 and 0 < per_lang["De"] <= 100
+    assert pd.isna(per_lang["Fr"]) and pd.isna(per_lang["Cn"])       # not evaluated by that row
+    assert not pd.isna(shared["HA"])                                 # shared row covers en de fr cs
+    assert shared["HA"] == pytest.approx(shared[["En", "De", "Fr", "Cs"]].mean(), abs=0.051)
+    assert pd.isna(shared["A"])                                      # not all ten languages
+    assert per_lang["params_train"] > shared["params_train"] / 2 > 0  # two models vs one
+    md = (workdir / "results" / "table2.md").read_text()
+    assert "| EmbN (shared) |" in md and "m30k" in md
+    # nothing left to do: the DAG is complete and outputs are up to date
+    again = snakemake(workdir, "--cores", "2", "-n")
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_killed_training_resumes_from_its_checkpoint(workdir):
+    target = "results/m30k/models/embn_resume/model.pt"
+    ckpt = workdir / "results/m30k/models/embn_resume/checkpoint"
+    cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", "config.yaml", "--cores", "1", target]
+    proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    deadline = time.time() + 300
+    epochs_file = ckpt / "epochs.tsv"
+    while time.time() < deadline:
+        if epochs_file.exists() and len(pd.read_csv(epochs_file, sep="\t")) >= 2:
+            break
+        assert proc.poll() is None, "the training finished or failed before it could be killed"
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)  # the whole job, as a node failure or ^C^C would
+    proc.wait()
+    before = pd.read_csv(epochs_file, sep="\t")
+    assert 2 <= len(before) < 6 and not (workdir / target).exists()
+
+    run = snakemake(workdir, "--cores", "1", target)
+    assert run.returncode == 0, run.stderr[-4000:]
+    log = (workdir / "logs/m30k/train_embn_resume.log").read_text()
+    assert f"resumed from checkpoint {ckpt / 'last.pt'} after epoch {len(before)}".replace(str(workdir) + "/", "") in log
+    after = pd.read_csv(workdir / "results/m30k/models/embn_resume/epochs.tsv", sep="\t")
+    assert list(after["epoch"]) == [1, 2, 3, 4, 5, 6]
+    pd.testing.assert_frame_equal(after.iloc[: len(before)], before)  # the epochs before the kill are kept
+
+
+def test_bad_config_fails_before_any_job_naming_the_key(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["training"]["epoch"] = 3  # typo of epochs
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "--cores", "1")
+    assert run.returncode != 0
+    assert "epoch" in run.stderr and "Additional properties are not allowed" in run.stderr
+    assert not (tmp_path / "results").exists()
+
+    config = yaml.safe_load(TINY.read_text())
+    config["training"]["epochs"] = "many"
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "--cores", "1")
+    assert run.returncode != 0 and "'many' is not of type 'integer'" in run.stderr and "epochs" in run.stderr
+
+    config = yaml.safe_load(TINY.read_text())
+    config["reports"]["table2"]["rows"][0]["per_language"]["en"] = "no_such_variant"
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    run = snakemake(tmp_path, "--cores", "1")
+    assert run.returncode != 0 and "config key reports.table2.rows[0]: unknown variant 'no_such_variant'" in run.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_slurm_profile_dry_run_requests_gpus_for_training_only(tmp_path):
+    shutil.copy(TINY, tmp_path / "config.yaml")
+    run = snakemake(tmp_path, "-n", "--profile", str(REPO / "profiles" / "slurm"))
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = run.stdout + run.stderr
+    blocks = [b for b in out.split("\n\n") if "rule " in b]
+    train = [b for b in blocks if "rule train:" in b]
+    other = [b for b in blocks if "rule " in b and "rule train:" not in b and "resources:" in b]
+    assert train and all("gpu=1" in b for b in train)
+    assert other and not any("gpu=" in b for b in other)
