@@ -1,1 +1,45 @@
-"""translate."""
+"""Machine translation: one interface, several backends, a persistent cache, augmentation.
+
+* :mod:`~polyvse.translate.backend` — :class:`TranslationBackend`, the registry,
+  :func:`make_backend`, :class:`TranslationError`;
+* :mod:`~polyvse.translate.muse` — MUSE-format bilingual dictionaries;
+* :mod:`~polyvse.translate.dictionary` — ``dictionary``: offline word-by-word MT (default);
+* :mod:`~polyvse.translate.googletrans_backend` — ``googletrans``: online, opt-in
+  (the package is imported only when used);
+* :mod:`~polyvse.translate.cache` — SQLite cache and :class:`CachedTranslator`;
+* :mod:`~polyvse.translate.augment` — augmented training captions, test-time and CLC translations.
+
+Typical use (what the workflow's scripts do)::
+
+    backend = make_backend("dictionary", directory="results/synthetic/dictionaries", languages=langs)
+    with TranslationCache("cache/translations.sqlite") as cache:
+        translator = CachedTranslator(backend, cache, batch_size=64)
+        augmented = augment_training(captions, langs, source_order, translator)
+"""
+
+from polyvse.translate.augment import (
+    augment_training,
+    clc_translations,
+    mt_test_languages,
+    test_translations,
+)
+from polyvse.translate.backend import (
+    BACKENDS,
+    TranslationBackend,
+    TranslationError,
+    Translator,
+    make_backend,
+    register,
+)
+from polyvse.translate.cache import CachedTranslator, PairStats, TranslationCache
+
+# Imported for their @register side effect (googletrans itself is imported lazily).
+from polyvse.translate.dictionary import DictionaryBackend
+from polyvse.translate.googletrans_backend import GoogleTransBackend
+from polyvse.translate.muse import MuseDictionary, read_muse
+
+__all__ = [
+    "BACKENDS", "CachedTranslator", "DictionaryBackend", "GoogleTransBackend", "MuseDictionary", "PairStats",
+    "TranslationBackend", "TranslationCache", "TranslationError", "Translator", "augment_training",
+    "clc_translations", "make_backend", "mt_test_languages", "read_muse", "register", "test_translations",
+]
