@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -24,6 +25,8 @@ def job_log(path: str | Path, name: str) -> Iterator[logging.Logger]:
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     old_stderr, sys.stderr = sys.stderr, stream
+    # a log file is no terminal: progress bars update every 10 s, not every 0.1 s
+    os.environ.setdefault("TQDM_MININTERVAL", "10")
     logger = logging.getLogger(f"polyvse.{name}")
     t0 = time.perf_counter()
     try:

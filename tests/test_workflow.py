@@ -61,6 +61,23 @@ def test_tiny_workflow_writes_table2(workdir):
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 
 
+def training_processes(session: int) -> list[int]:
+    """Processes of ``session`` running the train rule's script."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getsid(int(entry.name)) != session:
+                continue
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ProcessLookupError):
+            continue
+        if "train.py" in cmdline and "snakemake " not in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
 def test_killed_training_resumes_from_its_checkpoint(workdir):
     target = "results/m30k/models/embn_resume/model.pt"
     ckpt = workdir / "results/m30k/models/embn_resume/checkpoint"
@@ -74,8 +91,12 @@ def test_killed_training_resumes_from_its_checkpoint(workdir):
             break
         assert proc.poll() is None, "the training finished or failed before it could be killed"
         time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)  # the whole job, as a node failure or ^C^C would
-    proc.wait()
+    # SIGKILL the training job itself (an OOM kill, a node failure); snakemake sees the job fail
+    jobs = training_processes(proc.pid)
+    assert jobs, "no training process found"
+    for pid in jobs:
+        os.kill(pid, signal.SIGKILL)
+    assert proc.wait(timeout=120) != 0
     before = pd.read_csv(epochs_file, sep="\t")
     assert 2 <= len(before) < 6 and not (workdir / target).exists()
 

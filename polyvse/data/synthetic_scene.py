@@ -1,0 +1,202 @@
+"""Scene graphs of the synthetic default data and their rendering with PIL.
+
+A scene is 1–3 object groups on a textured background (DESIGN.md §The embedded
+default data). A group is ``count`` identical objects (shape, colour, size) placed
+in one of five regions of the image; regions are far enough apart that groups do
+not overlap much. The renderer adds small jitter (position, rotation, shade) from
+its rng, so that images of equal scenes are not pixel-identical templates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring")
+COLOURS: tuple[str, ...] = ("red", "orange", "yellow", "green", "blue", "purple", "black", "white")
+SIZES: tuple[str, ...] = ("small", "large")
+POSITIONS: tuple[str, ...] = ("left", "right", "top", "bottom", "centre")
+TEXTURES: tuple[str, ...] = ("plain", "stripes", "dots", "checker")
+BG_COLOURS: tuple[str, ...] = ("grey", "brown", "blue", "green")
+MAX_GROUPS = 3
+MAX_COUNT = 3
+
+
+@dataclass(frozen=True)
+class ObjectGroup:
+    """``count`` identical objects of one shape, colour and size in one region."""
+
+    shape: str
+    colour: str
+    size: str
+    position: str
+    count: int
+
+
+@dataclass(frozen=True)
+class Scene:
+    """Object groups (distinct positions) on a background of one texture and colour family."""
+
+    groups: tuple[ObjectGroup, ...]
+    texture: str
+    bg_colour: str
+
+
+def sample_scene(rng: np.random.Generator) -> Scene:
+    """Draw one scene: 1–3 groups at distinct positions with distinct (shape, colour) pairs."""
+    n_groups = int(rng.choice([1, 2, 3], p=[0.3, 0.4, 0.3]))
+    positions = [POSITIONS[i] for i in rng.permutation(len(POSITIONS))[:n_groups]]
+    groups: list[ObjectGroup] = []
+    seen: set[tuple[str, str]] = set()
+    for position in positions:
+        while True:  # two groups of the same shape and colour could not be told apart in a caption
+            shape = SHAPES[int(rng.integers(len(SHAPES)))]
+            colour = COLOURS[int(rng.integers(len(COLOURS)))]
+            if (shape, colour) not in seen:
+                break
+        seen.add((shape, colour))
+        groups.append(ObjectGroup(shape=shape, colour=colour, size=SIZES[int(rng.integers(len(SIZES)))],
+                                  position=position, count=int(rng.integers(1, MAX_COUNT + 1))))
+    return Scene(groups=tuple(groups), texture=TEXTURES[int(rng.integers(len(TEXTURES)))],
+                 bg_colour=BG_COLOURS[int(rng.integers(len(BG_COLOURS)))])
+
+
+# --- rendering --------------------------------------------------------------------------------
+
+_OBJECT_RGB = {
+    "red": (215, 35, 35), "orange": (245, 135, 20), "yellow": (240, 215, 25), "green": (35, 160, 60),
+    "blue": (35, 75, 215), "purple": (135, 45, 175), "black": (25, 25, 25), "white": (250, 250, 250),
+}
+# Pale tints, so that every object colour stands out on every background.
+_BG_RGB = {"grey": (200, 200, 200), "brown": (212, 188, 158), "blue": (185, 205, 232), "green": (192, 222, 192)}
+# Region centres (fractions of the side): far enough apart that two groups of three
+# large objects (half-extent ~0.16) barely touch.
+_REGION = {"left": (0.19, 0.5), "right": (0.81, 0.5), "top": (0.5, 0.19), "bottom": (0.5, 0.81), "centre": (0.5, 0.5)}
+_RADIUS = {"small": 0.045, "large": 0.075}
+_SUPERSAMPLE = 2  # draw at 2x and reduce: cheap anti-aliasing
+
+
+def _jitter_rgb(rgb: tuple[int, int, int], rng: np.random.Generator, amount: int) -> tuple[int, int, int]:
+    # mostly lighter/darker, a little hue: black and white must stay black and white
+    shift = rng.integers(-amount, amount + 1) + rng.integers(-(amount // 3), amount // 3 + 1, size=3)
+    return tuple(int(v) for v in np.clip(np.asarray(rgb) + shift, 0, 255))
+
+
+def _darker(rgb: tuple[int, ...], factor: float) -> tuple[int, int, int]:
+    return tuple(int(v * factor) for v in rgb)
+
+
+def _draw_background(draw: ImageDraw.ImageDraw, side: int, texture: str, base: tuple[int, int, int],
+                     rng: np.random.Generator) -> None:
+    draw.rectangle([0, 0, side, side], fill=base)
+    ink = _darker(base, 0.82)
+    if texture == "plain":
+        return
+    if texture == "stripes":
+        period = side * rng.uniform(0.07, 0.11)
+        width = max(1, int(period / 2))
+        orientation = int(rng.integers(3))  # horizontal, vertical, diagonal
+        offset = rng.uniform(0, period)
+        k = -period + offset
+        while k < 2 * side:
+            if orientation == 0:
+                draw.line([(0, k), (side, k)], fill=ink, width=width)
+            elif orientation == 1:
+                draw.line([(k, 0), (k, side)], fill=ink, width=width)
+            else:
+                draw.line([(k, 0), (k - side, side)], fill=ink, width=width)
+            k += period
+    elif texture == "dots":
+        step = side * rng.uniform(0.08, 0.11)
+        r = step * 0.22
+        ox, oy = rng.uniform(0, step, size=2)
+        y = oy - step
+        while y < side + step:
+            x = ox - step
+            while x < side + step:
+                draw.ellipse([x - r, y - r, x + r, y + r], fill=ink)
+                x += step
+            y += step
+    elif texture == "checker":
+        cell = side * rng.uniform(0.1, 0.14)
+        ox, oy = rng.uniform(0, cell, size=2)
+        n = int(side / cell) + 3
+        for i in range(-1, n):
+            for j in range(-1, n):
+                if (i + j) % 2 == 0:
+                    x0, y0 = ox + i * cell, oy + j * cell
+                    draw.rectangle([x0, y0, x0 + cell, y0 + cell], fill=ink)
+    else:
+        raise ValueError(f"unknown texture {texture!r}; expected one of {TEXTURES}")
+
+
+def _polygon(shape: str, cx: float, cy: float, r: float, angle: float) -> list[tuple[float, float]]:
+    """Vertices of ``shape`` of nominal radius ``r`` centred on (cx, cy), rotated by ``angle`` (rad)."""
+    if shape == "square":
+        local = [(1.15 * r * math.cos(math.pi / 4 + k * math.pi / 2), 1.15 * r * math.sin(math.pi / 4 + k * math.pi / 2))
+                 for k in range(4)]
+    elif shape == "triangle":
+        local = [(1.3 * r * math.cos(-math.pi / 2 + k * 2 * math.pi / 3),
+                  1.3 * r * math.sin(-math.pi / 2 + k * 2 * math.pi / 3)) for k in range(3)]
+    elif shape == "star":
+        local = [((1.3 if k % 2 == 0 else 0.55) * r * math.cos(-math.pi / 2 + k * math.pi / 5),
+                  (1.3 if k % 2 == 0 else 0.55) * r * math.sin(-math.pi / 2 + k * math.pi / 5)) for k in range(10)]
+    elif shape == "cross":
+        a, w = 1.15 * r, 0.36 * r
+        local = [(-w, -a), (w, -a), (w, -w), (a, -w), (a, w), (w, w), (w, a), (-w, a), (-w, w), (-a, w), (-a, -w),
+                 (-w, -w)]
+    else:
+        raise ValueError(f"shape {shape!r} is not a polygon")
+    c, s = math.cos(angle), math.sin(angle)
+    return [(cx + x * c - y * s, cy + x * s + y * c) for x, y in local]
+
+
+def _object_centres(position: str, count: int, r: float, side: int,
+                    rng: np.random.Generator) -> list[tuple[float, float]]:
+    """Centres of ``count`` objects of radius ``r`` clustered in the region ``position``."""
+    fx, fy = _REGION[position]
+    cx, cy = (fx + rng.uniform(-0.02, 0.02)) * side, (fy + rng.uniform(-0.02, 0.02)) * side
+    d = 1.15 * r
+    if count == 1:
+        offsets = [(0.0, 0.0)]
+    elif count == 2:  # along the image edge the region touches, to stay inside its band
+        offsets = [(0.0, -d), (0.0, d)] if position in ("left", "right") else [(-d, 0.0), (d, 0.0)]
+    else:  # a triangle: more compact than a row of three
+        offsets = [(1.2 * d * math.cos(-math.pi / 2 + k * 2 * math.pi / 3),
+                    1.2 * d * math.sin(-math.pi / 2 + k * 2 * math.pi / 3)) for k in range(count)]
+    return [(cx + ox + rng.uniform(-0.05, 0.05) * r, cy + oy + rng.uniform(-0.05, 0.05) * r) for ox, oy in offsets]
+
+
+def render_scene(scene: Scene, size: int, rng: np.random.Generator) -> Image.Image:
+    """Render ``scene`` as an RGB image of ``size`` x ``size`` pixels.
+
+    Jitter (region offset, object rotation, shade, radius, texture phase) comes from
+    ``rng``: the same scene and rng state give the same pixels.
+    """
+    if size < 8:
+        raise ValueError(f"image size must be at least 8 pixels, got {size}")
+    side = size * _SUPERSAMPLE
+    img = Image.new("RGB", (side, side))
+    draw = ImageDraw.Draw(img)
+    _draw_background(draw, side, scene.texture, _jitter_rgb(_BG_RGB[scene.bg_colour], rng, 8), rng)
+    line = max(1, round(side / 120))
+    for group in scene.groups:
+        r = _RADIUS[group.size] * side * rng.uniform(0.93, 1.07)
+        for cx, cy in _object_centres(group.position, group.count, r, side, rng):
+            fill = _jitter_rgb(_OBJECT_RGB[group.colour], rng, 14)
+            edge = _darker(fill, 0.5) if group.colour != "black" else (90, 90, 90)
+            if group.shape == "circle":
+                draw.ellipse([cx - r, cy - r, cx + r, cy + r], fill=fill, outline=edge, width=line)
+            elif group.shape == "ring":
+                band = max(2, round(0.38 * r))
+                draw.ellipse([cx - r, cy - r, cx + r, cy + r], outline=fill, width=band)
+                draw.ellipse([cx - r, cy - r, cx + r, cy + r], outline=edge, width=line)
+                ri = r - band
+                draw.ellipse([cx - ri, cy - ri, cx + ri, cy + ri], outline=edge, width=line)
+            else:
+                angle = math.radians(rng.uniform(-18, 18))
+                draw.polygon(_polygon(group.shape, cx, cy, r, angle), fill=fill, outline=edge, width=line)
+    return img.reduce(_SUPERSAMPLE)
