@@ -30,6 +30,10 @@ def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
                                dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    # mkstemp makes 0600 files; outputs get the ordinary permissions the umask allows
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp_path, 0o666 & ~umask)
     try:
         yield tmp_path
         os.replace(tmp_path, path)

@@ -1,0 +1,513 @@
+"""Audio and image encoders of the grounded-speech thesis (§2.4, §5).
+
+Audio (§2.4.2.2, the ResDAVEnet of Harwath et al. 2019): log-Mel input
+``(B, T, 40)`` → a 1-D convolution of 128 filters spanning the 40 bins (kernel 1
+in time) + batch norm + ReLU → 4 residual stages of 4 convolutions each (kernel
+9; the first of each stage with stride 2; batch norm after each) → ``(B, T', D)``
+with D the last width (paper widths 128, 128, 256, 512, 1024). As in the
+ResDAVEnet code the thesis ran, a stage is two residual units of two
+convolutions each (``convs_per_residual=4`` gives one residual per stage, as
+§2.4.2.2's prose reads), and the shortcut is a 1×1 convolution + batch norm
+wherever the unit changes width or stride.
+
+Deviation, on purpose: §2.4.2.2 says "no padding", but a residual sum needs
+equal lengths on both paths; like the ResDAVEnet code we pad each kernel-9
+convolution by 4, so a stage maps L frames to ``⌊(L - 1) / 2⌋ + 1 = ⌈L / 2⌉``
+and the trunk to ``⌈L / 16⌉``.
+
+Padding never leaks into an utterance's frames: every layer zeroes the frames
+past each utterance's length and batch norm takes its statistics over valid
+frames only (:class:`MaskedBatchNorm1d`), so a padded utterance gets exactly the
+frames it would get alone (in eval mode; in train mode the other utterances of
+the batch still shape the statistics, as with any batch norm).
+
+Pooling (§2.4.3), ``(B, T', D), lengths -> (B, D)``:
+
+* ``avg``: the mean over an utterance's valid output frames (the avg_pool_len
+  rule, §2.4.3.1). Valid output lengths follow from the strides
+  (``length_rule="strides"``, exact); ``"thesis"`` uses the printed formula
+  ``⌊len / round(max_sl / max_sl_out)⌋`` instead;
+* ``mhsa``: a learned CLS token prepended, sinusoidal positional encoding,
+  dropout, 8-head self-attention with a key-padding mask; the output at the
+  CLS position (or at the first frame with ``use_cls=False``) (§2.4.3.2);
+* ``transformer``: the same around a full Transformer encoder block with a
+  feed-forward width of 2048 (§2.4.3.3).
+
+Shared encoders (§5.1): one audio encoder for all languages — ``basic``; or with
+a learned 8-D language embedding appended to the input features (per frame)
+and again before every residual stage, along the channel axis (``channel``
+tag: 8 extra channels per frame) or the sequence axis (``sequence`` tag: 8
+extra frames right after the utterance's last valid frame, frame k holding
+component k of the embedding in every channel, as in the thesis code).
+
+Image (§2.4.1): the thesis fine-tunes a ResNet-50 and projects its 7×7 map with
+a 1×1 convolution; here the CNN features are precomputed, so the encoder is a
+Linear layer on feature vectors ``(B, C)`` or a 1×1 convolution on feature maps
+``(B, C, H, W)`` followed by the pooling (spatial average by default).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+PAPER_WIDTHS: tuple[int, ...] = (128, 128, 256, 512, 1024)
+"""First convolution, then the four residual stages (§2.4.2.2)."""
+POOLINGS: tuple[str, ...] = ("avg", "mhsa", "transformer")
+LANG_TAGS: tuple[str, ...] = ("none", "sequence", "channel")
+SHARINGS: tuple[str, ...] = ("none", "basic", "sequence", "channel")
+LENGTH_RULES: tuple[str, ...] = ("strides", "thesis")
+
+
+# ----------------------------------------------------------------------------- lengths
+
+def length_mask(lengths: Tensor, max_len: int) -> Tensor:
+    """``(B,)`` lengths → ``(B, max_len)`` bool, True on valid frames."""
+    return torch.arange(max_len, device=lengths.device).unsqueeze(0) < lengths.unsqueeze(1)
+
+
+def conv_output_lengths(lengths: Tensor, kernel: int = 9, stride: int = 1, padding: int = 4) -> Tensor:
+    """Frames out of a 1-D convolution: ``⌊(L + 2p - k) / s⌋ + 1``."""
+    return torch.div(lengths + 2 * padding - kernel, stride, rounding_mode="floor") + 1
+
+
+def thesis_avg_pool_len(lengths: Tensor, max_sl: int, max_sl_out: int) -> Tensor:
+    """§2.4.3.1: ``⌊len / round(max_sl / max_sl_out)⌋``, kept within ``[1, max_sl_out]``."""
+    ratio = max(1, round(max_sl / max_sl_out))
+    return torch.div(lengths, ratio, rounding_mode="floor").clamp(min=1, max=max_sl_out)
+
+
+# ----------------------------------------------------------------------------- building blocks
+
+class MaskedBatchNorm1d(nn.BatchNorm1d):
+    """Batch norm over ``(B, C, T)`` whose statistics count valid frames only.
+
+    With ``mask`` ``(B, T)`` (True = valid) the training statistics (and the
+    running estimates) come from the valid frames, and the output is zero on the
+    padded ones. Without a mask it is ``nn.BatchNorm1d``.
+    """
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:  # type: ignore[override]
+        if mask is None:
+            return super().forward(x)
+        if not self.training:
+            return super().forward(x) * mask.unsqueeze(1).to(x.dtype)
+        # statistics in float32: under autocast x may be half precision, and a sum
+        # over B·T frames overflows float16
+        out_dtype = x.dtype
+        if x.dtype not in (torch.float32, torch.float64):
+            x = x.float()
+        m = mask.unsqueeze(1).to(x.dtype)
+        n = m.sum()
+        mean = (x * m).sum(dim=(0, 2)) / n.clamp(min=1.0)
+        var = (((x - mean[None, :, None]) * m) ** 2).sum(dim=(0, 2)) / n.clamp(min=1.0)
+        if self.track_running_stats and self.running_mean is not None and self.running_var is not None:
+            with torch.no_grad():
+                self.num_batches_tracked.add_(1)
+                momentum = self.momentum if self.momentum is not None else 1.0 / float(self.num_batches_tracked)
+                unbiased = var * n / (n - 1.0).clamp(min=1.0)
+                self.running_mean.mul_(1.0 - momentum).add_(momentum * mean.detach())
+                self.running_var.mul_(1.0 - momentum).add_(momentum * unbiased.detach())
+        out = (x - mean[None, :, None]) * torch.rsqrt(var[None, :, None] + self.eps)
+        if self.affine:
+            out = out * self.weight[None, :, None] + self.bias[None, :, None]
+        return (out * m).to(out_dtype)
+
+
+class ResidualUnit(nn.Module):
+    """``n_convs`` kernel-``k`` convolutions (the first with ``stride``), batch norm after
+    each, ReLU between; the shortcut (identity, or 1×1 convolution + batch norm when
+    width or stride changes) is added before the last ReLU. ``(B, C_in, T) -> (B, C_out, T')``.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, n_convs: int = 2, kernel: int = 9,
+                 stride: int = 1) -> None:
+        super().__init__()
+        if n_convs < 1:
+            raise ValueError(f"n_convs must be >= 1, got {n_convs}")
+        self.kernel, self.stride, self.padding = kernel, stride, kernel // 2
+        self.convs = nn.ModuleList(
+            nn.Conv1d(in_channels if i == 0 else out_channels, out_channels, kernel,
+                      stride=stride if i == 0 else 1, padding=self.padding, bias=False)
+            for i in range(n_convs))
+        self.norms = nn.ModuleList(MaskedBatchNorm1d(out_channels) for _ in range(n_convs))
+        if stride != 1 or in_channels != out_channels:
+            self.shortcut_conv: nn.Conv1d | None = nn.Conv1d(in_channels, out_channels, 1, stride=stride, bias=False)
+            self.shortcut_norm: MaskedBatchNorm1d | None = MaskedBatchNorm1d(out_channels)
+        else:
+            self.shortcut_conv = self.shortcut_norm = None
+
+    def output_lengths(self, lengths: Tensor) -> Tensor:
+        return conv_output_lengths(lengths, self.kernel, self.stride, self.padding)
+
+    def forward(self, x: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
+        out_lengths = self.output_lengths(lengths)
+        h = x
+        mask: Tensor | None = None
+        for i, (conv, norm) in enumerate(zip(self.convs, self.norms)):
+            h = conv(h)
+            if mask is None:
+                mask = length_mask(out_lengths, h.shape[-1])
+            h = norm(h, mask)
+            if i < len(self.convs) - 1:
+                h = F.relu(h)
+        if self.shortcut_conv is not None and self.shortcut_norm is not None:
+            shortcut = self.shortcut_norm(self.shortcut_conv(x), mask)
+        else:
+            shortcut = x
+        return F.relu(h + shortcut), out_lengths
+
+
+class LanguageTag(nn.Module):
+    """A learned language embedding appended along the channel or the sequence axis.
+
+    ``(B, C, T), lengths (B,), lang (B,) -> (B, C', T'), lengths'``:
+    channel: ``C' = C + dim`` (the embedding on every valid frame);
+    sequence: ``T' = T + dim`` and lengths grow by ``dim`` (frames ``len .. len+dim-1``
+    hold the embedding's components, each repeated over the C channels).
+    """
+
+    def __init__(self, n_langs: int, dim: int = 8, axis: str = "channel") -> None:
+        super().__init__()
+        if axis not in ("channel", "sequence"):
+            raise ValueError(f"axis must be 'channel' or 'sequence', got {axis!r}")
+        self.axis, self.dim = axis, dim
+        self.embedding = nn.Embedding(n_langs, dim)
+
+    def forward(self, x: Tensor, lengths: Tensor, lang: Tensor) -> tuple[Tensor, Tensor]:
+        b, c, t = x.shape
+        e = self.embedding(lang)  # (B, dim)
+        if self.axis == "channel":
+            mask = length_mask(lengths, t).unsqueeze(1).to(x.dtype)
+            return torch.cat([x, e.unsqueeze(-1) * mask], dim=1), lengths
+        x = F.pad(x, (0, self.dim))  # frames past each length are zero, so the tag lands on zeros
+        positions = lengths.unsqueeze(1) + torch.arange(self.dim, device=x.device)  # (B, dim)
+        values = e.unsqueeze(1).expand(b, c, self.dim)
+        x = x.scatter(2, positions.unsqueeze(1).expand(b, c, self.dim), values)
+        return x, lengths + self.dim
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """Adds Vaswani et al.'s sinusoidal encoding to ``(B, T, D)``; any T (the table grows on demand)."""
+
+    def __init__(self, dim: int, max_len: int = 512) -> None:
+        super().__init__()
+        self.dim = dim
+        self.register_buffer("table", self._table(max_len, dim), persistent=False)
+
+    @staticmethod
+    def _table(max_len: int, dim: int) -> Tensor:
+        position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)
+        freq = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(10000.0) / dim))
+        table = torch.zeros(max_len, dim)
+        table[:, 0::2] = torch.sin(position * freq)
+        table[:, 1::2] = torch.cos(position * freq)[:, : dim // 2]
+        return table
+
+    def forward(self, x: Tensor) -> Tensor:
+        t = x.shape[1]
+        if t > self.table.shape[0]:
+            self.table = self._table(max(t, 2 * self.table.shape[0]), self.dim).to(self.table.device)
+        return x + self.table[:t].to(x.dtype)
+
+
+# ----------------------------------------------------------------------------- pooling
+
+class AvgPoolLen(nn.Module):
+    """Mean over the first ``lengths[b]`` frames of each ``(T, D)`` sequence: ``(B, T, D) -> (B, D)``."""
+
+    def forward(self, h: Tensor, lengths: Tensor) -> Tensor:
+        mask = length_mask(lengths, h.shape[1]).unsqueeze(-1).to(h.dtype)
+        return (h * mask).sum(dim=1) / lengths.clamp(min=1).unsqueeze(-1).to(h.dtype)
+
+
+class _AttentionPoolBase(nn.Module):
+    """CLS token + positional encoding + dropout; subclasses attend. ``(B, T, D), lengths -> (B, D)``."""
+
+    def __init__(self, dim: int, dropout: float = 0.1, use_cls: bool = True) -> None:
+        super().__init__()
+        self.use_cls = use_cls
+        self.cls = nn.Parameter(torch.randn(dim) * 0.02) if use_cls else None
+        self.positional = SinusoidalPositionalEncoding(dim)
+        self.dropout = nn.Dropout(dropout)
+
+    def _prepare(self, h: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
+        padding = ~length_mask(lengths.clamp(min=1), h.shape[1])  # True = ignore
+        if self.cls is not None:
+            h = torch.cat([self.cls.expand(h.shape[0], 1, -1).to(h.dtype), h], dim=1)
+            padding = F.pad(padding, (1, 0), value=False)
+        return self.dropout(self.positional(h)), padding
+
+    def attend(self, h: Tensor, padding: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def forward(self, h: Tensor, lengths: Tensor) -> Tensor:
+        x, padding = self._prepare(h, lengths)
+        return self.attend(x, padding)[:, 0]
+
+
+class MHSAPool(_AttentionPoolBase):
+    """Multi-head self-attention pooling (§2.4.3.2): 8 heads, the output at the CLS position."""
+
+    def __init__(self, dim: int, heads: int = 8, dropout: float = 0.1, use_cls: bool = True) -> None:
+        super().__init__(dim, dropout, use_cls)
+        self.attention = nn.MultiheadAttention(dim, heads, batch_first=True)
+
+    def attend(self, h: Tensor, padding: Tensor) -> Tensor:
+        return self.attention(h, h, h, key_padding_mask=padding, need_weights=False)[0]
+
+
+class TransformerPool(_AttentionPoolBase):
+    """Transformer-block pooling (§2.4.3.3): 8 heads, feed-forward 2048, the output at the CLS position."""
+
+    def __init__(self, dim: int, heads: int = 8, ff_dim: int = 2048, dropout: float = 0.1,
+                 use_cls: bool = True) -> None:
+        super().__init__(dim, dropout, use_cls)
+        self.block = nn.TransformerEncoderLayer(dim, heads, dim_feedforward=ff_dim, dropout=dropout,
+                                                batch_first=True)
+
+    def attend(self, h: Tensor, padding: Tensor) -> Tensor:
+        return self.block(h, src_key_padding_mask=padding)
+
+
+def build_pooling(kind: str, dim: int, heads: int = 8, dropout: float = 0.1, use_cls: bool = True,
+                  ff_dim: int = 2048) -> nn.Module:
+    """``avg`` | ``mhsa`` | ``transformer`` over ``(B, T, dim)``."""
+    if kind == "avg":
+        return AvgPoolLen()
+    if kind == "mhsa":
+        return MHSAPool(dim, heads, dropout, use_cls)
+    if kind == "transformer":
+        return TransformerPool(dim, heads, ff_dim, dropout, use_cls)
+    raise ValueError(f"unknown pooling {kind!r}; expected one of {POOLINGS}")
+
+
+class InternalSelfAttention(nn.Module):
+    """Self-attention inside the CNN (Table 3.4 "MH: Internal"): ``(B, C, T) -> (B, C, T)``,
+    positional encoding + dropout + masked multi-head attention, no CLS; padded frames stay zero."""
+
+    def __init__(self, dim: int, heads: int = 8, dropout: float = 0.1) -> None:
+        super().__init__()
+        self.positional = SinusoidalPositionalEncoding(dim)
+        self.dropout = nn.Dropout(dropout)
+        self.attention = nn.MultiheadAttention(dim, heads, batch_first=True)
+
+    def forward(self, x: Tensor, lengths: Tensor) -> Tensor:
+        valid = length_mask(lengths, x.shape[-1])
+        h = self.dropout(self.positional(x.transpose(1, 2)))
+        out = self.attention(h, h, h, key_padding_mask=~valid, need_weights=False)[0]
+        return (out * valid.unsqueeze(-1).to(out.dtype)).transpose(1, 2)
+
+
+# ----------------------------------------------------------------------------- audio encoder
+
+class AudioCNN(nn.Module):
+    """The ResDAVEnet-style trunk: ``(B, T, n_mels), lengths (B,)[, lang (B,)] -> (B, T', D), lengths' (B,)``.
+
+    widths: the first convolution's width, then one width per residual stage
+    (paper: 128, 128, 256, 512, 1024). lang_tag: ``none`` | ``sequence`` | ``channel`` (§5).
+    internal_attention: self-attention between the last two stages (Table 3.4).
+    """
+
+    def __init__(self, n_mels: int = 40, widths: Sequence[int] = PAPER_WIDTHS, kernel: int = 9,
+                 convs_per_stage: int = 4, convs_per_residual: int = 2, lang_tag: str = "none",
+                 n_langs: int = 0, lang_dim: int = 8, internal_attention: bool = False,
+                 heads: int = 8, dropout: float = 0.1) -> None:
+        super().__init__()
+        widths = tuple(int(w) for w in widths)
+        if len(widths) < 2:
+            raise ValueError(f"widths needs the first convolution and at least one stage, got {widths}")
+        if convs_per_stage % convs_per_residual:
+            raise ValueError(f"convs_per_stage ({convs_per_stage}) must be a multiple of "
+                             f"convs_per_residual ({convs_per_residual})")
+        if lang_tag not in LANG_TAGS:
+            raise ValueError(f"unknown lang_tag {lang_tag!r}; expected one of {LANG_TAGS}")
+        if lang_tag != "none" and n_langs < 1:
+            raise ValueError("a language tag needs n_langs >= 1")
+        self.n_mels, self.widths, self.lang_tag = n_mels, widths, lang_tag
+        tagged = lang_tag != "none"
+        channel_extra = lang_dim if lang_tag == "channel" else 0
+        # §5.1: both tagged variants append the embedding to the input features
+        self.input_tag = LanguageTag(n_langs, lang_dim, "channel") if tagged else None
+        self.input_conv = nn.Conv1d(n_mels + (lang_dim if tagged else 0), widths[0], 1, bias=False)
+        self.input_norm = MaskedBatchNorm1d(widths[0])
+        self.stage_tags = nn.ModuleList(
+            LanguageTag(n_langs, lang_dim, lang_tag) for _ in widths[1:]) if tagged else None
+        self.stages = nn.ModuleList()
+        in_ch = widths[0]
+        units = convs_per_stage // convs_per_residual
+        for width in widths[1:]:
+            stage = nn.ModuleList()
+            for u in range(units):
+                stage.append(ResidualUnit((in_ch + channel_extra) if u == 0 else width, width,
+                                          convs_per_residual, kernel, stride=2 if u == 0 else 1))
+            self.stages.append(stage)
+            in_ch = width
+        self.internal_attention = (InternalSelfAttention(widths[-2], heads, dropout)
+                                   if internal_attention and len(widths) >= 3 else None)
+        if internal_attention and self.internal_attention is None:
+            raise ValueError("internal_attention needs at least two residual stages")
+        self.tag_frames = lang_dim if lang_tag == "sequence" else 0
+
+    @property
+    def out_dim(self) -> int:
+        return self.widths[-1]
+
+    def output_lengths(self, lengths: Tensor) -> Tensor:
+        """Valid output frames per utterance, from the strides (and the sequence tags)."""
+        for stage in self.stages:
+            lengths = lengths + self.tag_frames
+            for unit in stage:
+                lengths = unit.output_lengths(lengths)
+        return lengths
+
+    def forward(self, feats: Tensor, lengths: Tensor,
+                lang: Tensor | int | None = None) -> tuple[Tensor, Tensor]:
+        if feats.dim() != 3 or feats.shape[-1] != self.n_mels:
+            raise ValueError(f"expected (B, T, {self.n_mels}) features, got {tuple(feats.shape)}")
+        if lengths.shape != (feats.shape[0],) or bool((lengths < 1).any()) or bool((lengths > feats.shape[1]).any()):
+            raise ValueError(f"lengths must be (B,) = ({feats.shape[0]},) within [1, {feats.shape[1]}], "
+                             f"got {lengths.tolist()}")
+        if self.lang_tag != "none" and lang is None:
+            raise ValueError(f"lang_tag={self.lang_tag!r} needs the language ids `lang` (B,)")
+        lengths = lengths.to(feats.device).long()
+        x = feats.transpose(1, 2)  # (B, n_mels, T)
+        mask = length_mask(lengths, x.shape[-1])
+        x = x * mask.unsqueeze(1).to(x.dtype)  # whatever the caller padded with, it counts as zero
+        if self.input_tag is not None:
+            lang_t = self._lang_tensor(lang, feats)
+            x, lengths = self.input_tag(x, lengths, lang_t)
+        x = F.relu(self.input_norm(self.input_conv(x), mask))
+        n_stages = len(self.stages)
+        for s, stage in enumerate(self.stages):
+            if self.internal_attention is not None and s == n_stages - 1:
+                x = self.internal_attention(x, lengths)
+            if self.stage_tags is not None:
+                x, lengths = self.stage_tags[s](x, lengths, self._lang_tensor(lang, feats))
+            for unit in stage:
+                x, lengths = unit(x, lengths)
+        return x.transpose(1, 2), lengths
+
+    @staticmethod
+    def _lang_tensor(lang: Tensor | int | None, like: Tensor) -> Tensor:
+        assert lang is not None
+        lang_t = torch.as_tensor(lang, dtype=torch.long, device=like.device)
+        return lang_t.expand(like.shape[0]) if lang_t.dim() == 0 else lang_t
+
+
+class AudioEncoder(nn.Module):
+    """Trunk + pooling: ``(B, T, n_mels), lengths (B,)[, lang] -> (B, D)``."""
+
+    def __init__(self, cnn: AudioCNN, pooling: nn.Module, length_rule: str = "strides") -> None:
+        super().__init__()
+        if length_rule not in LENGTH_RULES:
+            raise ValueError(f"unknown length_rule {length_rule!r}; expected one of {LENGTH_RULES}")
+        self.cnn, self.pooling, self.length_rule = cnn, pooling, length_rule
+
+    @property
+    def out_dim(self) -> int:
+        return self.cnn.out_dim
+
+    def forward(self, feats: Tensor, lengths: Tensor, lang: Tensor | int | None = None) -> Tensor:
+        h, out_lengths = self.cnn(feats, lengths, lang)
+        if self.length_rule == "thesis":
+            out_lengths = thesis_avg_pool_len(lengths.to(h.device).long(), feats.shape[1], h.shape[1])
+        return self.pooling(h, out_lengths)
+
+
+def build_audio_encoder(pooling: str = "avg", *, n_mels: int = 40, widths: Sequence[int] = PAPER_WIDTHS,
+                        kernel: int = 9, convs_per_stage: int = 4, convs_per_residual: int = 2,
+                        lang_tag: str = "none", n_langs: int = 0, lang_dim: int = 8,
+                        heads: int = 8, dropout: float = 0.1, use_cls: bool = True, ff_dim: int = 2048,
+                        internal_attention: bool = False, length_rule: str = "strides") -> AudioEncoder:
+    """One audio encoder; the keyword names are the config keys of a variant."""
+    cnn = AudioCNN(n_mels, widths, kernel, convs_per_stage, convs_per_residual, lang_tag, n_langs, lang_dim,
+                   internal_attention, heads, dropout)
+    return AudioEncoder(cnn, build_pooling(pooling, cnn.out_dim, heads, dropout, use_cls, ff_dim), length_rule)
+
+
+class SpeechEncoders(nn.Module):
+    """The audio encoders of all language views (§5).
+
+    sharing ``none``: one encoder per language (the baseline); ``basic``: one shared
+    encoder, no language information; ``sequence`` / ``channel``: one shared encoder
+    with the language tag on that axis. ``encoder_kwargs`` go to :func:`build_audio_encoder`.
+    ``forward(lang, feats (B, T, n_mels), lengths (B,)) -> (B, D)``.
+    """
+
+    def __init__(self, langs: Sequence[str], sharing: str = "none", **encoder_kwargs: object) -> None:
+        super().__init__()
+        if sharing not in SHARINGS:
+            raise ValueError(f"unknown sharing {sharing!r}; expected one of {SHARINGS}")
+        if len(set(langs)) != len(langs) or not langs:
+            raise ValueError(f"langs must be distinct and non-empty, got {list(langs)}")
+        self.langs, self.sharing = tuple(langs), sharing
+        self.lang_index = {lang: i for i, lang in enumerate(self.langs)}
+        if sharing == "none":
+            self.per_language = nn.ModuleDict(
+                {lang: build_audio_encoder(**encoder_kwargs) for lang in self.langs})  # type: ignore[arg-type]
+            self.shared = None
+        else:
+            tag = "none" if sharing == "basic" else sharing
+            self.per_language = None
+            self.shared = build_audio_encoder(lang_tag=tag, n_langs=len(self.langs),
+                                              **encoder_kwargs)  # type: ignore[arg-type]
+
+    @property
+    def out_dim(self) -> int:
+        return self.encoder_for(self.langs[0]).out_dim
+
+    def encoder_for(self, lang: str) -> AudioEncoder:
+        if lang not in self.lang_index:
+            raise KeyError(f"no encoder for language {lang!r}; have {list(self.langs)}")
+        if self.per_language is not None:
+            return self.per_language[lang]  # type: ignore[return-value]
+        assert self.shared is not None
+        return self.shared
+
+    def forward(self, lang: str, feats: Tensor, lengths: Tensor) -> Tensor:
+        encoder = self.encoder_for(lang)
+        lang_id = self.lang_index[lang] if self.sharing in ("sequence", "channel") else None
+        return encoder(feats, lengths, lang_id)
+
+
+# ----------------------------------------------------------------------------- image encoder
+
+class ImageEncoder(nn.Module):
+    """Projects precomputed CNN features into the joint space (§2.4.1).
+
+    input_kind ``vector``: ``(B, in_dim) -> Linear -> (B, D)``;
+    ``map``: ``(B, in_dim, H, W) -> 1×1 conv -> (B, H·W, D) -> pooling -> (B, D)``
+    (spatial average unless another pooling module is given).
+    """
+
+    def __init__(self, in_dim: int, embed_dim: int, input_kind: str = "vector",
+                 pooling: nn.Module | None = None) -> None:
+        super().__init__()
+        if input_kind not in ("vector", "map"):
+            raise ValueError(f"input_kind must be 'vector' or 'map', got {input_kind!r}")
+        self.input_kind, self.in_dim, self.out_dim = input_kind, in_dim, embed_dim
+        if input_kind == "vector":
+            if pooling is not None:
+                raise ValueError("pooling applies to feature maps only")
+            self.project: nn.Module = nn.Linear(in_dim, embed_dim)
+            self.pooling = None
+        else:
+            self.project = nn.Conv2d(in_dim, embed_dim, kernel_size=1)
+            self.pooling = pooling if pooling is not None else AvgPoolLen()
+
+    def forward(self, feats: Tensor) -> Tensor:
+        if self.input_kind == "vector":
+            if feats.dim() != 2 or feats.shape[1] != self.in_dim:
+                raise ValueError(f"expected (B, {self.in_dim}) image vectors, got {tuple(feats.shape)}")
+            return self.project(feats)
+        if feats.dim() != 4 or feats.shape[1] != self.in_dim:
+            raise ValueError(f"expected (B, {self.in_dim}, H, W) feature maps, got {tuple(feats.shape)}")
+        h = self.project(feats).flatten(2).transpose(1, 2)  # (B, H·W, D)
+        lengths = torch.full((h.shape[0],), h.shape[1], dtype=torch.long, device=h.device)
+        assert self.pooling is not None
+        return self.pooling(h, lengths)

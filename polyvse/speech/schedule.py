@@ -1,0 +1,62 @@
+"""Optimiser and learning-rate schedule of thesis §3.1.2.
+
+Adam with β = (0.9, 0.999), learning rate 1e-3; the rate rises linearly from 0
+over the first 10 % of the training steps, then is multiplied by 0.99 after
+every 50 steps (counted from the end of the warm-up).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable
+
+import torch
+from torch.optim.lr_scheduler import LambdaLR
+
+
+@dataclass(frozen=True)
+class WarmupStepDecay:
+    """The multiplier of the base rate at a given step (a callable object, so
+    that ``LambdaLR.state_dict`` keeps its settings).
+
+    step < W:  ``(step + 1) / W`` — linear, reaching the full rate at the last
+    warm-up step (starting at ``1/W``, not 0, so that no step is wasted);
+    step ≥ W:  ``decay^{⌊(step - W) / every⌋}``; with ``W = ceil(warmup_fraction · total_steps)``.
+    """
+
+    total_steps: int
+    warmup_fraction: float = 0.1
+    decay: float = 0.99
+    every: int = 50
+
+    def __post_init__(self) -> None:
+        if self.total_steps < 1:
+            raise ValueError(f"total_steps must be >= 1, got {self.total_steps}")
+        if not 0.0 <= self.warmup_fraction < 1.0:
+            raise ValueError(f"warmup_fraction must be in [0, 1), got {self.warmup_fraction}")
+        if self.every < 1:
+            raise ValueError(f"every must be >= 1, got {self.every}")
+
+    @property
+    def warmup_steps(self) -> int:
+        return math.ceil(self.warmup_fraction * self.total_steps)
+
+    def __call__(self, step: int) -> float:
+        w = self.warmup_steps
+        if step < w:
+            return (step + 1) / w
+        return self.decay ** ((step - w) // self.every)
+
+
+def make_adam(params: Iterable[torch.nn.Parameter] | Iterable[dict], lr: float = 1e-3,
+              betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0) -> torch.optim.Adam:
+    """Adam as §3.1.2 (β₁ = 0.9, β₂ = 0.999, lr = 1e-3)."""
+    return torch.optim.Adam(params, lr=lr, betas=betas, weight_decay=weight_decay)
+
+
+def warmup_step_decay_scheduler(optimizer: torch.optim.Optimizer, total_steps: int,
+                                warmup_fraction: float = 0.1, decay: float = 0.99,
+                                every: int = 50) -> LambdaLR:
+    """``LambdaLR`` applying :class:`WarmupStepDecay`; call ``scheduler.step()`` after every optimiser step."""
+    return LambdaLR(optimizer, WarmupStepDecay(total_steps, warmup_fraction, decay, every))
