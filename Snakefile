@@ -16,6 +16,7 @@ if not workflow.overwrite_configfiles:
 
 include: "rules/common.smk"
 include: "rules/data.smk"
+include: "rules/translate.smk"
 include: "rules/image_features.smk"
 include: "rules/text_features.smk"
 include: "rules/train.smk"

@@ -20,8 +20,41 @@ class ConfigError(ValueError):
         super().__init__(f"config key {key}: {reason}")
 
 
+PROTOCOLS = ("direct", "to_en")
+"""Evaluation protocols: queries in their own language, or translated into English."""
+
+_PROFILE_HUMAN = {"m30k": ["en", "de", "fr", "cs"], "coco": ["en", "zh", "ja"]}
+
+
 def dataset_langs(config: Mapping, dataset: str) -> list[str]:
     return list(config["datasets"][dataset].get("langs") or [])
+
+
+def human_langs(config: Mapping, dataset: str) -> list[str]:
+    """Languages with human captions, known from the dataset's adapter and profile."""
+    ds = config["datasets"][dataset]
+    langs = dataset_langs(config, dataset)
+    if ds["adapter"] == "synthetic":
+        profile = ds["synthetic"]["profile"]
+        human = _PROFILE_HUMAN.get(profile, langs)
+    else:  # multi30k
+        human = _PROFILE_HUMAN["m30k"]
+    return [l for l in langs if l in human]
+
+
+def protocol_langs(config: Mapping, variant: str, protocol: str) -> list[str]:
+    """Languages an evaluation covers: the variant's, or (to_en) every human language."""
+    if protocol == "to_en":
+        return human_langs(config, config["variants"][variant]["dataset"])
+    return variant_eval_langs(config, variant)
+
+
+def needs_translations(config: Mapping, variant: str, protocol: str = "direct") -> bool:
+    """Whether training or testing this variant needs the translation stage."""
+    v = config["variants"][variant]
+    human = human_langs(config, v["dataset"])
+    return (v.get("captions") == "augmented" or protocol != "direct"
+            or any(l not in human for l in protocol_langs(config, variant, protocol)))
 
 
 def variant_eval_langs(config: Mapping, variant: str) -> list[str]:
@@ -50,6 +83,18 @@ def report_variants(config: Mapping, report: str) -> list[str]:
         for v in ([row["variant"]] if row.get("variant") else list(row.get("per_language", {}).values())):
             if v not in out:
                 out.append(v)
+    return out
+
+
+def report_evaluations(config: Mapping, report: str) -> list[tuple[str, str]]:
+    """(variant, protocol) evaluations a report reads, in row order, without repeats."""
+    out: list[tuple[str, str]] = []
+    for row in config["reports"][report]["rows"]:
+        protocol = row.get("protocol", "direct")
+        refs = [row["variant"]] if row.get("variant") else list(row.get("per_language", {}).values())
+        for v in refs:
+            if (v, protocol) not in out:
+                out.append((v, protocol))
     return out
 
 
@@ -105,6 +150,8 @@ def check_config(config: Mapping) -> None:
                     raise ConfigError(key, f"unknown variant {ref!r}")
                 if config["variants"][ref]["dataset"] != rep["dataset"]:
                     raise ConfigError(key, f"variant {ref!r} is trained on another dataset than {rep['dataset']!r}")
+            if row.get("protocol", "direct") == "to_en" and "en" not in config["variants"][refs[0]]["train_langs"]:
+                raise ConfigError(key, "protocol to_en needs a variant trained on English")
             for lang, ref in (row.get("per_language") or {}).items():
                 if lang not in variant_eval_langs(config, ref):
                     raise ConfigError(key, f"variant {ref!r} is not evaluated on {lang!r}")

@@ -2,7 +2,15 @@ import time
 
 from snakemake.utils import validate
 
-from polyvse.config import check_config, report_variants, variant_eval_langs, variant_settings
+from polyvse.config import (
+    PROTOCOLS,
+    check_config,
+    needs_translations,
+    protocol_langs,
+    report_evaluations,
+    report_variants,
+    variant_settings,
+)
 
 
 validate(config, "../config/schema.yaml")
@@ -19,6 +27,7 @@ wildcard_constraints:
     variant="[A-Za-z0-9_-]+",
     lang="[a-z]{2}",
     report="[A-Za-z0-9_-]+",
+    protocol="|".join(PROTOCOLS),
 
 
 def all_targets():
@@ -31,13 +40,19 @@ def variant_dataset(wildcards):
 
 def train_vocab_files(wildcards):
     v = config["variants"][wildcards.variant]
-    return expand(f"{R}/{{dataset}}/vocab/{{lang}}.tsv", dataset=v["dataset"], lang=v["train_langs"])
+    return expand(f"{R}/{{dataset}}/vocab/{{origin}}/{{lang}}.tsv", dataset=v["dataset"],
+                  origin="augmented" if v["captions"] == "augmented" else "human", lang=v["train_langs"])
+
+
+def training_captions_file(wildcards):
+    v = config["variants"][wildcards.variant]
+    name = "captions_augmented" if v["captions"] == "augmented" else "captions"
+    return f"{R}/{v['dataset']}/{name}.parquet"
 
 
 def report_eval_files(wildcards):
     rep = config["reports"][wildcards.report]
-    return expand(f"{R}/{{dataset}}/eval/{{variant}}.tsv", dataset=rep["dataset"],
-                  variant=report_variants(config, wildcards.report))
+    return [f"{R}/{rep['dataset']}/eval/{v}.{p}.tsv" for v, p in report_evaluations(config, wildcards.report)]
 
 
 def report_params_files(wildcards):

@@ -13,6 +13,7 @@ rule table:
         report=lambda wc: config["reports"][wc.report],
         dataset=lambda wc: config["datasets"][config["reports"][wc.report]["dataset"]],
         variants=lambda wc: report_variants(config, wc.report),
+        evaluations=lambda wc: report_evaluations(config, wc.report),
     threads: 1
     resources:
         mem_mb=500,

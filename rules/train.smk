@@ -2,7 +2,7 @@ rule train:
     """One model variant: checkpoints every epoch, resumes after a kill, keeps the
     best epoch by validation mR. Requests a GPU on a cluster; CPU otherwise."""
     input:
-        captions=lambda wc: f"{R}/{variant_dataset(wc)}/captions.parquet",
+        captions=training_captions_file,
         features=lambda wc: f"{R}/{variant_dataset(wc)}/image_features/{BACKBONE}.npy",
         ids=lambda wc: f"{R}/{variant_dataset(wc)}/image_features/{BACKBONE}.ids.txt",
         vocab=train_vocab_files,

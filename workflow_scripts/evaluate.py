@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 
 from polyvse.data.tables import read_captions
@@ -18,6 +19,9 @@ with job_log(snakemake.log[0], "evaluate") as log:
     model, vocab = model_from_checkpoint(saved)
     model.to(resolve_device(snakemake.params.device))
     ids = Path(snakemake.input.ids).read_text(encoding="utf-8").split()
+    translations = (pd.read_parquet(snakemake.input.translations)
+                    if "translations" in snakemake.input.keys() else None)
     table = evaluate_model(model, vocab, read_captions(snakemake.input.captions), np.load(snakemake.input.features),
-                           ids, snakemake.params.langs, saved["max_len"])
+                           ids, snakemake.params.langs, saved["max_len"], translations,
+                           snakemake.params.query_lang)
     write_tsv(table, snakemake.output[0], float_format="%.2f")

@@ -12,7 +12,8 @@ from polyvse.report.tables import human_languages, smalr_table, to_markdown
 
 with job_log(snakemake.log[0], "table") as log:
     rep, variants = snakemake.params.report, snakemake.params.variants
-    evals = {v: pd.read_csv(p, sep="\t", keep_default_na=False) for v, p in zip(variants, snakemake.input.evals)}
+    evals = {key: pd.read_csv(p, sep="\t", keep_default_na=False)
+             for key, p in zip(snakemake.params.evaluations, snakemake.input.evals)}
     params = {v: json.loads(Path(p).read_text()) for v, p in zip(variants, snakemake.input.params)}
     human = human_languages(read_captions(snakemake.input.captions))
     table, translated = smalr_table(rep["rows"], evals, params, human)

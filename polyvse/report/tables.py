@@ -28,27 +28,28 @@ def smalr_table(rows: Sequence[Mapping], evals: Mapping[str, pd.DataFrame], para
                 human_langs: Sequence[str]) -> tuple[pd.DataFrame, list[str]]:
     """Build the table; also return the languages tested on translations.
 
-    rows: config rows (``name`` and ``variant`` or ``per_language``);
-    evals: variant → evaluation frame (lang, test_source, mR, …);
+    rows: config rows (``name``, ``variant`` or ``per_language``, ``protocol``);
+    evals: (variant, protocol) → evaluation frame (lang, test_source, mR, …);
     params: variant → {params_train, params_test}.
     """
     out, translated = [], set()
     for row in rows:
+        protocol = row.get("protocol", "direct")
         if row.get("variant"):
-            ev = evals[row["variant"]].set_index("lang")
+            ev = evals[(row["variant"], protocol)].set_index("lang")
             cells = {lang: (ev.loc[lang, "mR"], ev.loc[lang, "test_source"]) for lang in ev.index}
             used = [row["variant"]]
         else:
             cells, used = {}, []
             for lang, variant in _row_sources(row).items():
-                ev = evals[variant].set_index("lang")
+                ev = evals[(variant, protocol)].set_index("lang")
                 cells[lang] = (ev.loc[lang, "mR"], ev.loc[lang, "test_source"])
                 used.append(variant) if variant not in used else None
         rec: dict[str, object] = {"model": row["name"]}
         for code, col in SMALR_LANGS:
             if code in cells:
                 rec[col] = round(float(cells[code][0]), 1)
-                if cells[code][1] != "human":
+                if cells[code][1] == "mt":
                     translated.add(code)
             else:
                 rec[col] = np.nan

@@ -1,0 +1,55 @@
+def dictionaries_dir(wildcards):
+    """MUSE dictionaries: the config's directory, or the synthetic dataset's own."""
+    configured = config["translate"]["dictionaries"]
+    if configured:
+        return configured
+    return f"{R}/{wildcards.dataset}/dictionaries"
+
+
+def translate_inputs(wildcards):
+    inputs = {"captions": f"{R}/{wildcards.dataset}/captions.parquet"}
+    if config["translate"]["backend"] == "dictionary" and not config["translate"]["dictionaries"]:
+        inputs["dictionaries"] = f"{R}/{wildcards.dataset}/dictionaries"
+    return inputs
+
+
+rule augment_captions:
+    """Machine translations: every train/val image reaches translate.min_per_lang
+    sentences in every language; languages without human test captions get
+    translations of the English ones (SMALR Tables 1-2, columns marked ¹)."""
+    input:
+        unpack(translate_inputs),
+    output:
+        f"{R}/{{dataset}}/captions_augmented.parquet",
+    log:
+        "logs/{dataset}/augment_captions.log",
+    params:
+        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
+        settings=config["translate"],
+        dictionaries=dictionaries_dir,
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=600,
+    script:
+        "../workflow_scripts/augment_captions.py"
+
+
+rule query_translations:
+    """Every human test caption translated into every other language (CLC, Trans. to En)."""
+    input:
+        unpack(translate_inputs),
+    output:
+        f"{R}/{{dataset}}/test_translations.parquet",
+    log:
+        "logs/{dataset}/query_translations.log",
+    params:
+        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
+        settings=config["translate"],
+        dictionaries=dictionaries_dir,
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=600,
+    script:
+        "../workflow_scripts/query_translations.py"
