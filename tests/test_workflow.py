@@ -46,16 +46,20 @@ def test_tiny_workflow_writes_table2(workdir):
     table = pd.read_csv(workdir / "results" / "table2.tsv", sep="\t")
     assert list(table.columns) == ["model", "En", "De", "Fr", "Cs", "Cn", "Ja", "Ar", "Af", "Ko", "Ru",
                                    "HA", "A", "params_train", "params_test"]
-    assert list(table["model"]) == ["EmbN", "EmbN (shared)"]
-    per_lang, shared = table.iloc[0], table.iloc[1]
+    assert list(table["model"]) == ["Trans. to En", "EmbN", "EmbN (shared)", "EmbN (10 languages) + MT"]
+    to_en, per_lang, shared, all_mt = (table.iloc[i] for i in range(4))
     assert 0 < per_lang["En"] <= 100 and 0 < per_lang["De"] <= 100
     assert pd.isna(per_lang["Fr"]) and pd.isna(per_lang["Cn"])       # not evaluated by that row
     assert not pd.isna(shared["HA"])                                 # shared row covers en de fr cs
     assert shared["HA"] == pytest.approx(shared[["En", "De", "Fr", "Cs"]].mean(), abs=0.051)
     assert pd.isna(shared["A"])                                      # not all ten languages
+    assert not pd.isna(all_mt["A"]) and not pd.isna(all_mt["Ko"])    # ten languages, six on translations
+    assert to_en["En"] == per_lang["En"]                             # same English model, same queries
+    assert not pd.isna(to_en["Cs"]) and pd.isna(to_en["Cn"])
     assert per_lang["params_train"] > shared["params_train"] / 2 > 0  # two models vs one
     md = (workdir / "results" / "table2.md").read_text()
     assert "| EmbN (shared) |" in md and "m30k" in md
+    assert "Ko ¹" in md and "De ¹" not in md and "machine translations" in md
     # nothing left to do: the DAG is complete and outputs are up to date
     again = snakemake(workdir, "--cores", "2", "-n")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
@@ -125,10 +129,10 @@ def test_bad_config_fails_before_any_job_naming_the_key(tmp_path):
     assert run.returncode != 0 and "'many' is not of type 'integer'" in run.stderr and "epochs" in run.stderr
 
     config = yaml.safe_load(TINY.read_text())
-    config["reports"]["table2"]["rows"][0]["per_language"]["en"] = "no_such_variant"
+    config["reports"]["table2"]["rows"][1]["per_language"]["en"] = "no_such_variant"
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     run = snakemake(tmp_path, "--cores", "1")
-    assert run.returncode != 0 and "config key reports.table2.rows[0]: unknown variant 'no_such_variant'" in run.stderr
+    assert run.returncode != 0 and "config key reports.table2.rows[1]: unknown variant 'no_such_variant'" in run.stderr
     assert not (tmp_path / "results").exists()
 
 
@@ -142,3 +146,43 @@ def test_slurm_profile_dry_run_requests_gpus_for_training_only(tmp_path):
     other = [b for b in blocks if "rule " in b and "rule train:" not in b and "resources:" in b]
     assert train and all("gpu=1" in b for b in train)
     assert other and not any("gpu=" in b for b in other)
+
+
+def test_translation_rerun_sends_nothing_and_augments_every_language(workdir):
+    """Depends on the tiny run above having filled the cache."""
+    from polyvse.data.tables import read_captions
+
+    aug_path = workdir / "results/m30k/captions_augmented.parquet"
+    human = read_captions(workdir / "results/m30k/captions.parquet")
+    aug = read_captions(aug_path)
+    train = aug[aug["split"] == "train"]
+    per = train.groupby(["image_id", "lang"]).size().unstack(fill_value=0)
+    assert list(sorted(per.columns)) == sorted(["en", "de", "fr", "cs", "zh", "ja", "ar", "af", "ko", "ru"])
+    assert (per >= 5).all().all()
+    kept = aug[aug["origin"] == "human"][list(human.columns)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(kept, human)  # human rows unchanged
+
+    aug_path.unlink()
+    (workdir / "results/m30k/test_translations.parquet").unlink()
+    run = snakemake(workdir, "--cores", "1", "results/m30k/captions_augmented.parquet",
+                    "results/m30k/test_translations.parquet")
+    assert run.returncode == 0, run.stderr[-3000:]
+    for name in ("augment_captions", "query_translations"):
+        log = (workdir / f"logs/m30k/{name}.log").read_text().splitlines()
+        last = [l for l in log if "translation cache" in l][-1]
+        assert "'sent': 0" in last and "'hits': 0" not in last, last
+
+
+def test_googletrans_without_network_fails_in_bounded_time_leaving_nothing(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["translate"] = {"backend": "googletrans", "cache": "cache/tr.sqlite",
+                           "googletrans": {"retries": 1, "timeout": 3.0}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    t0 = time.time()
+    run = snakemake(tmp_path, "--cores", "1", "results/m30k/captions_augmented.parquet", timeout=300)
+    assert run.returncode != 0
+    assert time.time() - t0 < 120
+    log = (tmp_path / "logs/m30k/augment_captions.log").read_text()
+    assert "googletrans" in log and ("ConnectError" in log or "network" in log.lower()), log[-2000:]
+    leftovers = [p.name for p in (tmp_path / "results/m30k").iterdir() if "augmented" in p.name]
+    assert leftovers == []
