@@ -76,26 +76,34 @@ def variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
             "seed": int(config.get("seed", 0))}
 
 
-def report_variants(config: Mapping, report: str) -> list[str]:
-    """Variants a report reads, in row order, without repeats."""
-    out: list[str] = []
-    for row in config["reports"][report]["rows"]:
-        for v in ([row["variant"]] if row.get("variant") else list(row.get("per_language", {}).values())):
-            if v not in out:
-                out.append(v)
-    return out
+def row_sources(row: Mapping) -> list[tuple[str, str]]:
+    """(variant, protocol) pairs one table row reads."""
+    if row.get("per_dataset"):
+        return [(c["variant"], c.get("protocol", "direct")) for c in row["per_dataset"].values()]
+    protocol = row.get("protocol", "direct")
+    if row.get("variant"):
+        return [(row["variant"], protocol)]
+    return [(v, protocol) for v in row.get("per_language", {}).values()]
 
 
 def report_evaluations(config: Mapping, report: str) -> list[tuple[str, str]]:
     """(variant, protocol) evaluations a report reads, in row order, without repeats."""
     out: list[tuple[str, str]] = []
     for row in config["reports"][report]["rows"]:
-        protocol = row.get("protocol", "direct")
-        refs = [row["variant"]] if row.get("variant") else list(row.get("per_language", {}).values())
-        for v in refs:
-            if (v, protocol) not in out:
-                out.append((v, protocol))
+        for pair in row_sources(row):
+            if pair not in out:
+                out.append(pair)
     return out
+
+
+def report_variants(config: Mapping, report: str) -> list[str]:
+    """Variants a report reads, in row order, without repeats."""
+    return list(dict.fromkeys(v for v, _ in report_evaluations(config, report)))
+
+
+def report_datasets(config: Mapping, report: str) -> list[str]:
+    rep = config["reports"][report]
+    return list(rep["datasets"]) if rep.get("layout") == "mule_mt" else [rep["dataset"]]
 
 
 def check_config(config: Mapping) -> None:
@@ -138,20 +146,32 @@ def check_config(config: Mapping) -> None:
             if key not in config.get("training", {}):
                 raise ConfigError(f"variants.{name}.training_options.{key}", "not a training setting")
     for name, rep in config.get("reports", {}).items():
-        if rep["dataset"] not in datasets:
-            raise ConfigError(f"reports.{name}.dataset", f"unknown dataset {rep['dataset']!r}")
+        layout = rep.get("layout", "smalr")
+        for ds in report_datasets(config, name):
+            if ds not in datasets:
+                raise ConfigError(f"reports.{name}.{'datasets' if layout == 'mule_mt' else 'dataset'}",
+                                  f"unknown dataset {ds!r}")
         for i, row in enumerate(rep["rows"]):
             key = f"reports.{name}.rows[{i}]"
-            if bool(row.get("variant")) == bool(row.get("per_language")):
+            given = [k for k in ("variant", "per_language", "per_dataset") if row.get(k)]
+            if layout == "mule_mt" and given != ["per_dataset"]:
+                raise ConfigError(key, "a mule_mt row gives per_dataset (dataset → variant, protocol)")
+            if layout == "smalr" and (len(given) != 1 or given == ["per_dataset"]):
                 raise ConfigError(key, "give exactly one of variant or per_language")
-            refs = [row["variant"]] if row.get("variant") else list(row["per_language"].values())
-            for ref in refs:
+            for ds in (row.get("per_dataset") or {}):
+                if ds not in report_datasets(config, name):
+                    raise ConfigError(key, f"dataset {ds!r} is not one of reports.{name}.datasets")
+            for ref, protocol in row_sources(row):
                 if ref not in config.get("variants", {}):
                     raise ConfigError(key, f"unknown variant {ref!r}")
-                if config["variants"][ref]["dataset"] != rep["dataset"]:
+                v_ds = config["variants"][ref]["dataset"]
+                if layout == "smalr" and v_ds != rep["dataset"]:
                     raise ConfigError(key, f"variant {ref!r} is trained on another dataset than {rep['dataset']!r}")
-            if row.get("protocol", "direct") == "to_en" and "en" not in config["variants"][refs[0]]["train_langs"]:
-                raise ConfigError(key, "protocol to_en needs a variant trained on English")
+                if protocol == "to_en" and "en" not in config["variants"][ref]["train_langs"]:
+                    raise ConfigError(key, f"protocol to_en needs a variant trained on English; {ref!r} is not")
+            for ds, cell in (row.get("per_dataset") or {}).items():
+                if config["variants"][cell["variant"]]["dataset"] != ds:
+                    raise ConfigError(key, f"variant {cell['variant']!r} is not trained on dataset {ds!r}")
             for lang, ref in (row.get("per_language") or {}).items():
                 if lang not in variant_eval_langs(config, ref):
                     raise ConfigError(key, f"variant {ref!r} is not evaluated on {lang!r}")

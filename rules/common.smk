@@ -6,7 +6,9 @@ from polyvse.config import (
     PROTOCOLS,
     check_config,
     needs_translations,
+    human_langs,
     protocol_langs,
+    report_datasets,
     report_evaluations,
     report_variants,
     variant_settings,
@@ -51,14 +53,13 @@ def training_captions_file(wildcards):
 
 
 def report_eval_files(wildcards):
-    rep = config["reports"][wildcards.report]
-    return [f"{R}/{rep['dataset']}/eval/{v}.{p}.tsv" for v, p in report_evaluations(config, wildcards.report)]
+    return [f"{R}/{config['variants'][v]['dataset']}/eval/{v}.{p}.tsv"
+            for v, p in report_evaluations(config, wildcards.report)]
 
 
 def report_params_files(wildcards):
-    rep = config["reports"][wildcards.report]
-    return expand(f"{R}/{{dataset}}/models/{{variant}}/params.json", dataset=rep["dataset"],
-                  variant=report_variants(config, wildcards.report))
+    return [f"{R}/{config['variants'][v]['dataset']}/models/{v}/params.json"
+            for v in report_variants(config, wildcards.report)]
 
 
 def _elapsed():

@@ -3,7 +3,6 @@ rule table:
     input:
         evals=report_eval_files,
         params=report_params_files,
-        captions=lambda wc: f"{R}/{config['reports'][wc.report]['dataset']}/captions.parquet",
     output:
         tsv=report(f"{R}/{{report}}.tsv", category="Tables", caption="../report/table.rst"),
         md=report(f"{R}/{{report}}.md", category="Tables", caption="../report/table.rst"),
@@ -11,7 +10,8 @@ rule table:
         "logs/report_{report}.log",
     params:
         report=lambda wc: config["reports"][wc.report],
-        dataset=lambda wc: config["datasets"][config["reports"][wc.report]["dataset"]],
+        datasets=lambda wc: {ds: {**config["datasets"][ds], "human_langs": human_langs(config, ds)}
+                             for ds in report_datasets(config, wc.report)},
         variants=lambda wc: report_variants(config, wc.report),
         evaluations=lambda wc: report_evaluations(config, wc.report),
     threads: 1

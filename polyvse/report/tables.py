@@ -17,6 +17,7 @@ SMALR_LANGS: tuple[tuple[str, str], ...] = (
     ("en", "En"), ("de", "De"), ("fr", "Fr"), ("cs", "Cs"), ("zh", "Cn"),
     ("ja", "Ja"), ("ar", "Ar"), ("af", "Af"), ("ko", "Ko"), ("ru", "Ru"),
 )
+COLUMN_NAME: dict[str, str] = {**dict(SMALR_LANGS), "hi": "Hi"}
 
 
 def _row_sources(row: Mapping) -> dict[str, str]:
@@ -64,11 +65,36 @@ def smalr_table(rows: Sequence[Mapping], evals: Mapping[str, pd.DataFrame], para
     return table, [c for c, _ in SMALR_LANGS if c in translated]
 
 
-def human_languages(captions: pd.DataFrame) -> list[str]:
-    """Languages with human test captions, in SMALR column order."""
-    test = captions[(captions["split"] == "test") & (captions["origin"] == "human")]
-    present = set(test["lang"])
-    return [c for c, _ in SMALR_LANGS if c in present]
+def mule_mt_table(rows: Sequence[Mapping], evals: Mapping[tuple[str, str], pd.DataFrame],
+                  params: Mapping[str, Mapping], columns: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """MULE Table 4 layout: model, training data, single model, then per dataset
+    the mR of each of its human languages (column ``{dataset}:{Lang}``)."""
+    out = []
+    for row in rows:
+        rec: dict[str, object] = {"model": row["name"], "training_data": row.get("training_data", ""),
+                                  "single_model": row.get("single_model", "")}
+        counts = {}
+        for ds, langs in columns.items():
+            cell = row["per_dataset"].get(ds)
+            ev = evals[(cell["variant"], cell.get("protocol", "direct"))].set_index("lang") if cell else None
+            for lang in langs:
+                has = ev is not None and lang in ev.index
+                rec[f"{ds}:{COLUMN_NAME[lang]}"] = round(float(ev.loc[lang, "mR"]), 1) if has else np.nan
+            # one model per dataset: its parameters go beside that dataset's columns
+            for kind in ("params_train", "params_test"):
+                counts[f"{ds}:{kind}"] = int(params[cell["variant"]][kind]) if cell else np.nan
+        rec.update(counts)
+        out.append(rec)
+    return pd.DataFrame(out)
+
+
+def dataset_note(name: str, settings: Mapping) -> str:
+    """A footnote naming a dataset, its adapter and its human-annotated languages."""
+    what = settings["adapter"]
+    if what == "synthetic":
+        what += f", synthetic profile {settings['synthetic']['profile']}"
+    return (f"Dataset `{name}` ({what}); human-annotated languages (HA): {', '.join(settings['human_langs'])}. "
+            "mR = mean of R@1/5/10 in both directions; parameters: train-time and test-time.")
 
 
 def format_params(n: float) -> str:
@@ -86,15 +112,15 @@ def to_markdown(table: pd.DataFrame, caption: str, translated: Sequence[str], no
     label = {col: (col + " ¹" if code in translated else col) for code, col in SMALR_LANGS}
     head = [label.get(c, c) for c in cols]
     lines = [f"**{caption}**", "", "| " + " | ".join(head) + " |",
-             "|" + "|".join(":--" if c == "model" else "--:" for c in cols) + "|"]
+             "|" + "|".join(":--" if c in ("model", "training_data", "single_model") else "--:" for c in cols) + "|"]
     for _, r in table.iterrows():
         cells = []
         for c in cols:
             v = r[c]
-            if c == "model":
+            if c in ("model", "training_data", "single_model"):
                 cells.append(str(v))
-            elif c.startswith("params"):
-                cells.append(format_params(v))
+            elif "params" in c:
+                cells.append("–" if pd.isna(v) else format_params(v))
             else:
                 cells.append("–" if pd.isna(v) else f"{v:.1f}")
         lines.append("| " + " | ".join(cells) + " |")

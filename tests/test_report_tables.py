@@ -1,0 +1,49 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from polyvse.report.tables import format_params, mule_mt_table, smalr_table, to_markdown
+
+LANGS = ["en", "de", "fr", "cs", "zh", "ja", "ar", "af", "ko", "ru"]
+
+
+def ev(scores: dict[str, float], source: str = "human") -> pd.DataFrame:
+    return pd.DataFrame({"lang": list(scores), "mR": list(scores.values()),
+                         "test_source": [source if l not in ("en", "de", "fr", "cs") else "human" for l in scores]})
+
+
+PARAMS = {"a": {"params_train": 1000, "params_test": 800}, "b": {"params_train": 10, "params_test": 5},
+          "all": {"params_train": 7_100_000, "params_test": 50}}
+
+
+def test_smalr_row_kinds_ha_and_a():
+    evals = {("a", "direct"): ev({"en": 70.04}), ("b", "direct"): ev({"de": 60.0}),
+             ("all", "direct"): ev({l: 50.0 + i for i, l in enumerate(LANGS)}, source="mt")}
+    rows = [{"name": "per-lang", "per_language": {"en": "a", "de": "b"}},
+            {"name": "shared", "variant": "all"}]
+    table, translated = smalr_table(rows, evals, PARAMS, human_langs=["en", "de", "fr", "cs"])
+    per, shared = table.iloc[0], table.iloc[1]
+    assert per["En"] == 70.0 and per["De"] == 60.0 and np.isnan(per["Fr"])
+    assert np.isnan(per["HA"]) and np.isnan(per["A"])           # not every language evaluated
+    assert per["params_train"] == 1010 and per["params_test"] == 805  # two models
+    assert shared["HA"] == pytest.approx(np.mean([50, 51, 52, 53]))
+    assert shared["A"] == pytest.approx(np.mean([50 + i for i in range(10)]))
+    assert shared["Cn"] == 54.0                                   # zh is written Cn as in the papers
+    assert translated == ["zh", "ja", "ar", "af", "ko", "ru"]
+    md = to_markdown(table, "T", translated)
+    assert "| Cn ¹ |" in md and "| En |" in md and "7.1M" in md and "–" in md
+
+
+def test_mule_mt_columns_per_dataset():
+    evals = {("a", "to_en"): ev({"en": 70.0, "de": 55.0}), ("b", "direct"): ev({"en": 80.0, "zh": 60.0})}
+    rows = [{"name": "Trans", "training_data": "Human En", "single_model": "Y",
+             "per_dataset": {"m30k": {"variant": "a", "protocol": "to_en"}, "coco": {"variant": "b"}}}]
+    t = mule_mt_table(rows, evals, PARAMS, {"m30k": ["en", "de"], "coco": ["en", "zh", "ja"]})
+    r = t.iloc[0]
+    assert (r["m30k:En"], r["m30k:De"], r["coco:En"], r["coco:Cn"]) == (70.0, 55.0, 80.0, 60.0)
+    assert np.isnan(r["coco:Ja"])
+    assert r["m30k:params_train"] == 1000 and r["coco:params_train"] == 10
+
+
+def test_format_params():
+    assert format_params(7_100_000) == "7.1M" and format_params(352) == "352" and format_params(48_000) == "48.0K"
