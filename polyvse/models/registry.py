@@ -7,9 +7,21 @@ from collections.abc import Mapping
 from torch import nn
 
 from polyvse.models.embn import EmbN, EmbNConfig
+from polyvse.models.hem import HEM, SMALR, HEMConfig, LanguageAgnostic
+from polyvse.models.liwe import LIWE, LIWEConfig
+from polyvse.models.mule import MULE, MULEConfig
+from polyvse.models.parallel_embn import ParallelEmbN, ParallelEmbNConfig
 from polyvse.text.vocab import Vocabulary
 
-FAMILIES = {"embn": (EmbN, EmbNConfig)}
+FAMILIES = {
+    "embn": (EmbN, EmbNConfig),
+    "mule": (MULE, MULEConfig),
+    "parallel_embn": (ParallelEmbN, ParallelEmbNConfig),
+    "la": (LanguageAgnostic, HEMConfig),
+    "hem": (HEM, HEMConfig),
+    "smalr": (SMALR, HEMConfig),
+    "liwe": (LIWE, LIWEConfig),
+}
 
 
 def build_model(family: str, vocab: Vocabulary, image_dim: int, options: Mapping) -> nn.Module:

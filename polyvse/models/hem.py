@@ -1,0 +1,212 @@
+"""The Hybrid Embedding Model (HEM) and the Language-Agnostic (LA) baseline,
+and SMALR = HEM + MCLM (Burns et al. ECCV 2020, §3.1–3.3, §4 "Comparative
+Evaluation").
+
+Word features in the 512-D universal space:
+
+- the top-K most frequent words of each language (K = 5000 in the paper) keep
+  a language-specific embedding: FastText reduced to 50-D by PCA (initial
+  value; fine-tuned), through a language-specific FC into 512-D;
+- every other word is mapped to its latent token (frozen assignment from the
+  pretraining of :mod:`polyvse.models.latent_vocab`) and takes that token's
+  latent embedding (initialised by pretraining; fine-tuned, §3.1 "we freeze
+  the latent token assignments ... we allow the features themselves to be
+  fine-tuned").
+
+LA uses latent tokens only (K = 0: no language-specific parameters). Above the
+universal embedding the model is MULE's (:mod:`polyvse.models.universal`).
+SMALR adds the MCLM parts: a learned MASK feature and the two shared FC heads
+(universal level and final level, :class:`polyvse.losses.mclm.MCLMHead`).
+
+The frozen mappings are buffers (``latent_of_word``, ``specific_of_word``,
+``(vocab_size,)`` long, −1 = none), so a checkpoint's ``state_dict`` restores
+them; build a fresh model with :meth:`HEM.from_vocabulary`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+import torch
+from torch import Tensor, nn
+
+from polyvse.losses.mclm import MCLMHead
+from polyvse.models.latent_vocab import LatentAssignment
+from polyvse.models.universal import UniversalEmbeddingModel
+
+if TYPE_CHECKING:
+    from polyvse.text.vocab import Vocabulary
+
+
+@dataclass
+class HEMConfig:
+    """n_latent: latent tokens kept after pretraining; n_specific: words with a
+    language-specific embedding, over all languages (0 for LA)."""
+
+    vocab_size: int
+    image_dim: int
+    n_langs: int
+    n_latent: int
+    n_specific: int = 0
+    specific_dim: int = 50
+    universal_dim: int = 512
+    gru_hidden: int = 512
+    joint_dim: int = 512
+    image_hidden: int = 2048
+    dropout: float = 0.2
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def frequent_words(vocab: "Vocabulary", counts: Mapping[str, Mapping[str, int]], k: int) -> Tensor:
+    """``(V,)`` bool: the ``k`` most frequent training words of each language
+    (ties by token), i.e. HEM's language-specific words. Padding and ``<unk>``
+    are never among them."""
+    out = torch.zeros(len(vocab), dtype=torch.bool)
+    for lang in vocab.langs:
+        ranked = sorted(((tok, c) for tok, c in counts.get(lang, {}).items() if (lang, tok) in vocab.stoi),
+                        key=lambda tc: (-tc[1], tc[0]))
+        for tok, _ in ranked[:k]:
+            out[vocab.stoi[(lang, tok)]] = True
+    return out
+
+
+class HEM(UniversalEmbeddingModel):
+    """HEM (SMALR §3.1) with MULE's multimodal model and language classifier."""
+
+    family = "hem"
+    with_mclm = False
+
+    def __init__(self, config: HEMConfig, latent_of_word: Tensor | None = None,
+                 specific_of_word: Tensor | None = None, latent_vectors: Tensor | None = None,
+                 specific_vectors: Tensor | None = None):
+        """latent_of_word / specific_of_word: ``(vocab_size,)`` long, a word's row
+        in the latent / specific table or −1; latent_vectors ``(n_latent,
+        universal_dim)``; specific_vectors ``(n_specific, specific_dim)``.
+        Absent mappings are left at −1 (every word reads as padding) and absent
+        vectors are random: that is the state a checkpoint's ``state_dict``
+        overwrites; a fresh model comes from :meth:`from_vocabulary`."""
+        super().__init__(config.universal_dim, config.n_langs, config.image_dim, config.gru_hidden,
+                         config.joint_dim, config.image_hidden, config.dropout, mask_token=self.with_mclm)
+        self.config = config
+        v = config.vocab_size
+        self.register_buffer("latent_of_word", self._mapping(latent_of_word, v, config.n_latent, "latent_of_word"))
+        self.register_buffer("specific_of_word",
+                             self._mapping(specific_of_word, v, config.n_specific, "specific_of_word"))
+        self.latent_embeddings = nn.Parameter(self._vectors(latent_vectors, config.n_latent, config.universal_dim,
+                                                            "latent_vectors"))
+        if config.n_specific:
+            self.specific_embeddings = nn.Parameter(self._vectors(specific_vectors, config.n_specific,
+                                                                  config.specific_dim, "specific_vectors"))
+            self.language_fc = nn.ModuleList(nn.Linear(config.specific_dim, config.universal_dim)
+                                             for _ in range(config.n_langs))
+        else:
+            self.specific_embeddings = None
+            self.language_fc = nn.ModuleList()
+        if self.with_mclm:
+            self.mclm_universal = MCLMHead(config.universal_dim)
+            self.mclm_final = MCLMHead(config.joint_dim)
+
+    @staticmethod
+    def _mapping(mapping: Tensor | None, vocab_size: int, rows: int, name: str) -> Tensor:
+        if mapping is None:
+            return torch.full((vocab_size,), -1, dtype=torch.long)
+        mapping = mapping.detach().long().cpu().clone()
+        bad_range = mapping.numel() > 0 and (int(mapping.max()) >= rows or int(mapping.min()) < -1)
+        if mapping.shape != (vocab_size,) or bad_range:
+            raise ValueError(f"HEM({name}): expected ({vocab_size},) ids in [-1, {rows}); got shape "
+                             f"{tuple(mapping.shape)}")
+        return mapping
+
+    @staticmethod
+    def _vectors(vectors: Tensor | None, rows: int, dim: int, name: str) -> Tensor:
+        if vectors is None:
+            return torch.randn(rows, dim) / dim ** 0.5
+        if tuple(vectors.shape) != (rows, dim):
+            raise ValueError(f"HEM({name}): shape {tuple(vectors.shape)}, expected ({rows}, {dim})")
+        return vectors.detach().float().clone()
+
+    @classmethod
+    def from_vocabulary(cls, vocab: "Vocabulary", image_dim: int, assignment: LatentAssignment,
+                        specific: Tensor | None = None, specific_vectors: Tensor | None = None,
+                        **options) -> "HEM":
+        """A fresh model from the pretraining output.
+
+        specific: ``(V,)`` bool, the words that keep a language-specific
+        embedding (:func:`frequent_words`; None or all False for LA);
+        specific_vectors: ``(V, specific_dim)`` PCA-reduced FastText of the joint
+        vocabulary (None: random). Every other word but padding must have a
+        latent token in ``assignment`` (run ``compact`` with ``~specific``).
+        """
+        v = len(vocab)
+        if specific is None:
+            specific = torch.zeros(v, dtype=torch.bool)
+        specific = specific.clone()
+        specific[0] = False
+        if assignment.word_to_token.shape != (v,):
+            raise ValueError(f"assignment covers {assignment.word_to_token.shape[0]} words, vocabulary has {v}")
+        needs_token = torch.ones(v, dtype=torch.bool)
+        needs_token[0] = False
+        needs_token &= ~specific
+        missing = (needs_token & (assignment.word_to_token < 0)).nonzero(as_tuple=True)[0]
+        if len(missing):
+            lang, tok = vocab.itos[int(missing[0])]
+            raise ValueError(f"{len(missing)} words have neither a latent token nor a specific embedding, "
+                             f"e.g. ({lang}, {tok})")
+        latent_of_word = torch.where(needs_token, assignment.word_to_token, torch.full_like(specific, -1,
+                                                                                           dtype=torch.long))
+        rows = specific.nonzero(as_tuple=True)[0]
+        specific_of_word = torch.full((v,), -1, dtype=torch.long)
+        specific_of_word[rows] = torch.arange(len(rows))
+        config = HEMConfig(vocab_size=v, image_dim=image_dim, n_langs=len(vocab.langs),
+                           n_latent=assignment.n_tokens, n_specific=len(rows), **options)
+        vectors = None
+        if specific_vectors is not None and len(rows):
+            if specific_vectors.shape[0] != v:
+                raise ValueError(f"specific_vectors has {specific_vectors.shape[0]} rows, vocabulary has {v}")
+            vectors = specific_vectors[rows]
+        return cls(config, latent_of_word, specific_of_word, assignment.embeddings, vectors)
+
+    def word_features(self, tokens: Tensor, langs: Tensor) -> Tensor:
+        """``(S, T)``, ``(S,)`` → ``(S, T, universal_dim)``: latent embedding or
+        language FC of the specific embedding; zero at padding."""
+        latent = self.latent_of_word[tokens]
+        out = self.latent_embeddings.new_zeros(*tokens.shape, self.config.universal_dim)
+        is_latent = latent >= 0
+        out[is_latent] = self.latent_embeddings[latent[is_latent]]
+        if self.specific_embeddings is not None:
+            slot = self.specific_of_word[tokens]
+            for lang in torch.unique(langs).tolist():
+                where = (slot >= 0) & (langs == lang).unsqueeze(1)
+                if bool(where.any()):
+                    out[where] = self.language_fc[lang](self.specific_embeddings[slot[where]])
+        return out
+
+    def universal_parameters(self) -> list[nn.Parameter]:
+        params = [self.latent_embeddings]
+        if self.specific_embeddings is not None:
+            params += [self.specific_embeddings, *self.language_fc.parameters()]
+        return params
+
+
+class LanguageAgnostic(HEM):
+    """LA (SMALR §4): only latent tokens, no language-specific parameters."""
+
+    family = "la"
+
+    def __init__(self, config: HEMConfig, latent_of_word: Tensor | None = None,
+                 specific_of_word: Tensor | None = None, latent_vectors: Tensor | None = None,
+                 specific_vectors: Tensor | None = None):
+        if config.n_specific:
+            raise ValueError(f"LanguageAgnostic: n_specific must be 0, got {config.n_specific}")
+        super().__init__(config, latent_of_word, specific_of_word, latent_vectors, specific_vectors)
+
+
+class SMALR(HEM):
+    """SMALR (§3): HEM + MCLM (MASK feature and the two shared FC heads)."""
+
+    family = "smalr"
+    with_mclm = True

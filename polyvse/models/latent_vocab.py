@@ -1,0 +1,195 @@
+"""SMALR's latent shared vocabulary and its pretraining (Burns et al. ECCV 2020, §3.1).
+
+Every word (of any language) is hard-assigned to one language-agnostic latent
+token by a scorer predicted from the word's FastText features; a sentence is
+the mean of its words' latent embeddings; pretraining learns the latent
+embeddings and the scorer with the sentence triplet loss of eq. (1) (cosine
+distance, m = 0.05, top-10 most violated constraints, positives = sentences of
+the same image in any language: :func:`polyvse.losses.triplet.neighbourhood_triplet`).
+
+Scorer. "Sentence representations obtained by feeding FastText embeddings into
+a fully connected layer" predict the mapping: a word's FastText vector goes
+through one FC into a query space, and its score for latent token k is the dot
+product with a learned key of token k (``scores = FC(x) · Kᵀ / τ``). Keys are
+separate from the latent embeddings, so the scorer is a function of FastText
+features alone and is dropped after pretraining.
+
+Exploration (§3.1): "instead of deterministically mapping to the latent token
+which achieves the best score, we randomly choose from the top M scoring
+tokens with probability p" (p = 0.2, M = 20). This is drawn independently for
+every word occurrence, during training only; evaluation and the final
+assignment take the argmax.
+
+How the scorer learns. The hard choice has no gradient. We use the
+straight-through estimator (Bengio et al. 2013; the "straight-through" variant
+of Jang et al. 2017): a word's feature is
+
+    e_chosen + Σ_k (π_k − stopgrad(π_k)) e_k,   π = softmax(scores),
+
+whose value is exactly the chosen latent embedding, whose gradient reaches
+the chosen embedding only (as with a plain lookup), and whose gradient reaches
+the scores as if the output were the soft attention Σ π_k e_k: a token's score
+rises when its embedding points along the descent direction of the loss. The
+alternative of scaling the chosen embedding by its probability only tells the
+scorer whether to make the chosen token more or less confident, never which
+other token would be better, so it was not used.
+
+Output (:meth:`LatentVocabulary.compact`): the frozen word → token assignment
+(argmax) for the words that need a latent token, and the latent embeddings of
+the tokens that are used, renumbered; "not all latent tokens are used at the
+end of pretraining; these are dropped when training the full model".
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import Tensor, nn
+
+from polyvse.models.universal import masked_mean, valid_mask
+
+
+@dataclass
+class LatentVocabularyConfig:
+    """n_tokens: latent vocabulary size (40K in the paper); dim: latent
+    embedding size = the universal embedding (512); explore_p, explore_m: p, M."""
+
+    vocab_size: int
+    word_dim: int = 300
+    n_tokens: int = 40000
+    dim: int = 512
+    scorer_dim: int = 512
+    explore_p: float = 0.2
+    explore_m: int = 20
+    temperature: float = 1.0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class LatentAssignment:
+    """The result of pretraining that the full model starts from.
+
+    word_to_token: ``(V,)`` long, the latent token of every word of the joint
+    vocabulary, −1 where a word has none (padding, or words that keep a
+    language-specific embedding in HEM). embeddings: ``(N_used, dim)`` initial
+    latent embeddings, row i for token i. source_tokens: ``(N_used,)`` the
+    token ids before unused tokens were dropped.
+    """
+
+    word_to_token: Tensor
+    embeddings: Tensor
+    source_tokens: Tensor
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.embeddings.shape[0])
+
+    def as_dict(self) -> dict:
+        return {"word_to_token": self.word_to_token, "embeddings": self.embeddings,
+                "source_tokens": self.source_tokens}
+
+    @classmethod
+    def from_dict(cls, saved: dict) -> "LatentAssignment":
+        return cls(saved["word_to_token"].long(), saved["embeddings"].float(), saved["source_tokens"].long())
+
+
+def explore_choice(scores: Tensor, p: float, m: int, rows: Tensor | None = None,
+                   generator: torch.Generator | None = None) -> Tensor:
+    """Hard assignment with exploration (SMALR §3.1).
+
+    scores ``(W, N)``; rows ``(R,)`` the score row of each choice (default: one
+    choice per row). Each choice is the argmax of its row, except that with
+    probability ``p`` it is drawn uniformly from the row's top ``m`` tokens.
+    Returns ``(R,)`` token ids.
+    """
+    if rows is None:
+        rows = torch.arange(scores.shape[0], device=scores.device)
+    choice = scores.argmax(dim=1)[rows]
+    if p <= 0.0:
+        return choice
+    top = scores.topk(min(m, scores.shape[1]), dim=1).indices  # (W, M)
+    draw_on = generator.device if generator is not None else scores.device
+    explore = (torch.rand(rows.shape[0], device=draw_on, generator=generator) < p).to(scores.device)
+    pick = torch.randint(top.shape[1], (rows.shape[0],), device=draw_on, generator=generator).to(scores.device)
+    return torch.where(explore, top[rows, pick], choice)
+
+
+class LatentVocabulary(nn.Module):
+    """The pretraining model: words → latent tokens → sentence = mean of latent embeddings.
+
+    ``word_vectors``: ``(vocab_size, word_dim)`` FastText features of the joint
+    vocabulary, fixed inputs (a buffer); None draws random vectors (useful
+    before FastText is available, and in tests).
+    """
+
+    def __init__(self, config: LatentVocabularyConfig, word_vectors: Tensor | None = None):
+        super().__init__()
+        self.config = config
+        if word_vectors is None:
+            word_vectors = torch.randn(config.vocab_size, config.word_dim)
+        if tuple(word_vectors.shape) != (config.vocab_size, config.word_dim):
+            raise ValueError(f"LatentVocabulary(word_vectors): shape {tuple(word_vectors.shape)}, expected "
+                             f"({config.vocab_size}, {config.word_dim})")
+        self.register_buffer("word_vectors", word_vectors.detach().float().clone())
+        self.query = nn.Linear(config.word_dim, config.scorer_dim)
+        self.keys = nn.Parameter(torch.randn(config.n_tokens, config.scorer_dim) / config.scorer_dim ** 0.5)
+        self.embeddings = nn.Parameter(torch.randn(config.n_tokens, config.dim) / config.dim ** 0.5)
+        self.generator: torch.Generator | None = None  # exploration draws; None → torch's global RNG
+
+    def scores(self, word_ids: Tensor) -> Tensor:
+        """``(W,)`` word ids → ``(W, n_tokens)`` assignment scores."""
+        return self.query(self.word_vectors[word_ids]) @ self.keys.T / self.config.temperature
+
+    def forward(self, tokens: Tensor, lengths: Tensor) -> Tensor:
+        """``(S, T)`` token ids, ``(S,)`` lengths → ``(S, dim)`` sentence vectors.
+
+        Each word occurrence is assigned (with exploration when training) and
+        contributes its latent embedding; gradients reach the scorer through the
+        straight-through estimator described in the module docstring.
+        """
+        lengths = lengths.to(tokens.device)
+        valid = valid_mask(lengths, tokens.shape[1])
+        words, occurrence = torch.unique(tokens[valid], return_inverse=True)  # score each word once
+        scores = self.scores(words)
+        p = self.config.explore_p if self.training else 0.0
+        chosen = explore_choice(scores, p, self.config.explore_m, occurrence, self.generator)
+        probs = torch.softmax(scores, dim=1)
+        # zero in value; carries the soft-attention gradient to the scores only
+        # (its gradient into the embeddings is (π − π)ᵀg = 0)
+        straight_through = (probs - probs.detach()) @ self.embeddings  # (W, dim)
+        features = self.embeddings[chosen] + straight_through[occurrence]
+        x = features.new_zeros(*tokens.shape, self.config.dim)
+        x[valid] = features
+        return masked_mean(x, lengths)
+
+    @torch.no_grad()
+    def assign(self, word_ids: Tensor, chunk: int = 4096) -> Tensor:
+        """The final (argmax) token of each word: ``(W,) -> (W,)``."""
+        out = [self.scores(word_ids[i:i + chunk]).argmax(dim=1) for i in range(0, len(word_ids), chunk)]
+        return torch.cat(out) if out else word_ids.new_zeros(0)
+
+    @torch.no_grad()
+    def compact(self, words: Tensor | None = None) -> LatentAssignment:
+        """Freeze the assignment of ``words`` (``(V,)`` bool; default every word
+        but padding) and keep only the latent tokens they use.
+
+        Returns a :class:`LatentAssignment` whose ``word_to_token`` indexes the
+        kept tokens 0..N_used−1 and is −1 elsewhere.
+        """
+        vocab_size = self.config.vocab_size
+        device = self.embeddings.device
+        if words is None:
+            words = torch.ones(vocab_size, dtype=torch.bool, device=device)
+        words = words.to(device).clone()
+        if words.shape != (vocab_size,):
+            raise ValueError(f"compact(words): shape {tuple(words.shape)}, expected ({vocab_size},)")
+        words[0] = False  # padding has no token
+        ids = words.nonzero(as_tuple=True)[0]
+        token = self.assign(ids)
+        used, renumbered = torch.unique(token, return_inverse=True)
+        word_to_token = torch.full((vocab_size,), -1, dtype=torch.long, device=device)
+        word_to_token[ids] = renumbered
+        return LatentAssignment(word_to_token.cpu(), self.embeddings[used].detach().cpu().clone(), used.cpu())

@@ -1,0 +1,100 @@
+"""LIWE: character vocabulary and the character-level bidirectional GRU encoder."""
+
+import pandas as pd
+import pytest
+import torch
+
+from polyvse.models.liwe import LIWE, LIWE_SIZES, LIWEConfig
+from polyvse.models.registry import FAMILIES
+from polyvse.text.chars import UNK, CharVocabulary, normalise
+from polyvse.train.data import collate, encode_captions
+from polyvse.train.objectives_mule import LIWEObjective
+
+TEXTS = [("A red dog.", "en"), ("Ein roter Hund!", "de"), ("红色的狗", "zh")]
+
+
+def chars():
+    return CharVocabulary.from_texts(TEXTS, ["en", "de", "zh"])
+
+
+def tiny(char_dim=4, seed=0):
+    torch.manual_seed(seed)
+    return LIWE(LIWEConfig(vocab_size=len(chars()), image_dim=6, char_dim=char_dim, gru_hidden=5, joint_dim=3,
+                           image_hidden=7))
+
+
+def test_char_vocabulary_counts_normalised_characters():
+    v = chars()
+    assert normalise("A red  dog.", "en") == "a red dog"
+    assert v.itos[:2] == ["<pad>", "<unk>"]
+    assert v.itos[2] == " "  # the most frequent character: 5 spaces
+    assert "A" not in v.stoi and "." not in v.stoi and "狗" in v.stoi
+    ids = v.encode("Red cat", "en")
+    assert len(ids) == 7 and ids[4] == UNK  # "c" never seen
+    assert v.encode("!!!", "en") == [UNK]  # an empty text still has one step
+    assert v.encode("a red dog", "en", max_len=3) == [v.stoi["a"], v.stoi[" "], v.stoi["r"]]
+    with pytest.raises(KeyError):
+        v.encode("x", "fr")
+    again = CharVocabulary.from_state_dict(v.state_dict())
+    assert again.itos == v.itos and again.langs == v.langs
+
+
+def test_encode_batch_pads_with_zero():
+    tokens, lengths = chars().encode_batch(["a dog", "红"], ["en", "zh"])
+    assert tokens.shape == (2, 5) and lengths.tolist() == [5, 1]
+    assert tokens[1, 1:].tolist() == [0, 0, 0, 0]
+
+
+def test_char_vocabulary_works_with_the_training_batches():
+    caps = pd.DataFrame({"image_id": ["i0", "i1", "i0"], "lang": ["en", "de", "zh"],
+                         "text": ["a red dog", "ein hund", "红色的狗"]})
+    enc = encode_captions(caps, chars(), {"i0": 0, "i1": 1}, max_len=50)
+    assert enc.lengths.tolist() == [9, 8, 4] and enc.lang.tolist() == [0, 1, 2]
+    b = collate(enc, [0, 1, 2], torch.randn(2, 6), torch.device("cpu"))
+    m = tiny().eval()
+    out = m.embed_sentences(b["tokens"], b["lengths"], b["lang"])
+    assert out.shape == (3, 3) and torch.allclose(out.norm(dim=1), torch.ones(3))
+    terms = LIWEObjective()(m.train(), b)
+    terms["loss"].backward()
+    assert m.char_embeddings.weight.grad is not None
+
+
+def test_liwe_shapes_and_padding_invariance():
+    m = tiny().eval()
+    tokens, lengths = chars().encode_batch(["a red dog", "ein hund"], ["en", "de"])
+    out = m.embed_sentences(tokens, lengths)
+    padded = m.embed_sentences(torch.cat([tokens, torch.zeros(2, 4, dtype=torch.long)], dim=1), lengths)
+    assert torch.allclose(out, padded, atol=1e-6)
+    # the backward direction reads the sentence too: changing the first character changes the output
+    changed = tokens.clone()
+    changed[0, 0] = changed[0, 2]
+    assert not torch.allclose(m.embed_sentences(changed, lengths)[0], out[0])
+    assert m.embed_images(torch.randn(4, 6)).shape == (4, 3)
+
+
+def test_liwe_uses_both_final_states():
+    m = tiny().eval()
+    tokens, lengths = chars().encode_batch(["a red dog"], ["en"])
+    outputs, _ = m.gru(m.char_embeddings(tokens))
+    H = m.config.gru_hidden
+    both = torch.cat([outputs[0, -1, :H], outputs[0, 0, H:]])  # forward after the last, backward after the first
+    by_hand = torch.nn.functional.normalize(m.fc(both), dim=0)
+    assert torch.allclose(m.embed_sentences(tokens, lengths)[0], by_hand, atol=1e-6)
+
+
+def test_liwe_parameter_counts_by_hand():
+    m = tiny(char_dim=4)
+    C, d, H, J, I, Ih = len(chars()), 4, 5, 3, 6, 7
+    emb = C * d
+    bigru = 2 * 3 * (H * d + H * H + 2 * H)
+    fc = 2 * H * J + J
+    image = (I * Ih + Ih) + 2 * Ih + (Ih * J + J)
+    assert m.parameter_counts() == (emb + bigru + fc + image, bigru + fc + image)
+
+
+def test_small_and_large_liwe():
+    assert LIWE_SIZES == {"small": 24, "large": 120}
+    small = LIWE(LIWEConfig(vocab_size=50, image_dim=6, char_dim=LIWE_SIZES["small"]))
+    large = LIWE(LIWEConfig(vocab_size=50, image_dim=6, char_dim=LIWE_SIZES["large"]))
+    assert large.parameter_counts()[0] > small.parameter_counts()[0]
+    assert FAMILIES["liwe"] == (LIWE, LIWEConfig)
