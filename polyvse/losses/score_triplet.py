@@ -15,6 +15,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from polyvse.losses.triplet import top_k_hinge
+
 
 def top_k_triplet_distances(dist: Tensor, positive: Tensor, margin: float = 0.05, top_k: int = 10) -> Tensor:
     """Mean hinge over the ``top_k`` most violated negatives of every positive pair.
@@ -22,18 +24,7 @@ def top_k_triplet_distances(dist: Tensor, positive: Tensor, margin: float = 0.05
     dist ``(A, C)`` anchor–candidate distances; positive ``(A, C)`` bool.
     Every non-positive candidate is a negative. Scalar; zero without positives.
     """
-    negative = ~positive
-    a_idx, p_idx = positive.nonzero(as_tuple=True)
-    if a_idx.numel() == 0:
-        return dist.sum() * 0.0
-    violation = margin + dist[a_idx, p_idx].unsqueeze(1) - dist[a_idx]
-    violation = violation.masked_fill(~negative[a_idx], float("-inf"))
-    k = min(top_k, int(negative.sum(dim=1).max()))
-    if k == 0:
-        return dist.sum() * 0.0
-    worst = violation.topk(k, dim=1).values
-    valid = torch.isfinite(worst)
-    return worst.clamp(min=0.0)[valid].sum() / valid.sum().clamp(min=1)
+    return top_k_hinge(dist, positive, ~positive, margin, top_k)
 
 
 def multimodal_triplet_scores(scores: Tensor, image_of_query: Tensor, margin: float = 0.05, top_k: int = 10,

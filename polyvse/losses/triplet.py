@@ -22,20 +22,14 @@ def cosine_distance(a: Tensor, b: Tensor) -> Tensor:
     return 1.0 - a @ b.T
 
 
-def top_k_triplet(anchors: Tensor, candidates: Tensor, positive: Tensor,
-                  margin: float = 0.05, top_k: int = 10, ignore: Tensor | None = None) -> Tensor:
-    """Mean hinge over the ``top_k`` most violated negatives of every positive pair.
+def top_k_hinge(dist: Tensor, positive: Tensor, negative: Tensor, margin: float = 0.05,
+                top_k: int = 10) -> Tensor:
+    """The mining and averaging on a distance matrix.
 
-    anchors: ``(A, D)``; candidates: ``(C, D)``; positive: ``(A, C)`` bool, True
-    where candidate c is a positive of anchor a. ``ignore`` ``(A, C)`` bool marks
-    pairs that are neither positive nor negative (an item paired with itself).
-    Returns a scalar; zero when the batch has no positive pair or no negative.
+    dist ``(A, C)``; positive, negative ``(A, C)`` bool. Every positive pair is
+    a row; its ``top_k`` most violated negatives are kept; the loss is the mean
+    over the kept terms. Scalar; zero without a positive pair or a negative.
     """
-    if positive.shape != (anchors.shape[0], candidates.shape[0]):
-        raise ValueError(f"positive mask {tuple(positive.shape)} does not match "
-                         f"({anchors.shape[0]}, {candidates.shape[0]})")
-    dist = cosine_distance(anchors, candidates)
-    negative = ~positive if ignore is None else ~(positive | ignore)
     a_idx, p_idx = positive.nonzero(as_tuple=True)
     if a_idx.numel() == 0:
         return dist.sum() * 0.0
@@ -48,6 +42,22 @@ def top_k_triplet(anchors: Tensor, candidates: Tensor, positive: Tensor,
     worst = violation.topk(k, dim=1).values
     valid = torch.isfinite(worst)
     return worst.clamp(min=0.0)[valid].sum() / valid.sum().clamp(min=1)
+
+
+def top_k_triplet(anchors: Tensor, candidates: Tensor, positive: Tensor,
+                  margin: float = 0.05, top_k: int = 10, ignore: Tensor | None = None) -> Tensor:
+    """Mean hinge over the ``top_k`` most violated negatives of every positive pair.
+
+    anchors: ``(A, D)``; candidates: ``(C, D)``; positive: ``(A, C)`` bool, True
+    where candidate c is a positive of anchor a. ``ignore`` ``(A, C)`` bool marks
+    pairs that are neither positive nor negative (an item paired with itself).
+    Returns a scalar; zero when the batch has no positive pair or no negative.
+    """
+    if positive.shape != (anchors.shape[0], candidates.shape[0]):
+        raise ValueError(f"positive mask {tuple(positive.shape)} does not match "
+                         f"({anchors.shape[0]}, {candidates.shape[0]})")
+    negative = ~positive if ignore is None else ~(positive | ignore)
+    return top_k_hinge(cosine_distance(anchors, candidates), positive, negative, margin, top_k)
 
 
 def multimodal_triplet(images: Tensor, sentences: Tensor, image_of_sentence: Tensor,
