@@ -118,6 +118,9 @@ def check_config(config: Mapping) -> None:
                 raise ConfigError(f"datasets.{name}.multi30k.root", "adapter multi30k needs the checkout's path")
             if not Path(root).is_dir():
                 raise ConfigError(f"datasets.{name}.multi30k.root", f"directory {root} does not exist")
+    from polyvse.text.fasttext_vectors import check_pretrained_paths  # here: it imports ConfigError from us
+
+    check_pretrained_paths(config)
     feats = config.get("image_features", {})
     if feats.get("backbone") == "precomputed":
         for key in ("precomputed_features", "precomputed_ids"):

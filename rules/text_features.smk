@@ -17,3 +17,68 @@ rule vocab:
         runtime=10,
     script:
         "../workflow_scripts/build_vocab.py"
+
+
+def fasttext_inputs(wildcards):
+    """The vocabulary, and the training captions or the user's pretrained file."""
+    inputs = {"vocab": f"{R}/{wildcards.dataset}/vocab/{wildcards.origin}/{wildcards.lang}.tsv"}
+    pretrained = config["fasttext"]["pretrained"].get(wildcards.lang)
+    if pretrained:
+        inputs["pretrained"] = pretrained
+    else:
+        name = "captions_augmented" if wildcards.origin == "augmented" else "captions"
+        inputs["captions"] = f"{R}/{wildcards.dataset}/{name}.parquet"
+    return inputs
+
+
+def fasttext_mem_mb(wildcards):
+    # FastText holds (words + bucket) x dim float32s; a pretrained cc .bin holds 2M words + 2M buckets.
+    ft = config["fasttext"]
+    rows = 4_000_000 if ft["pretrained"].get(wildcards.lang) else ft["bucket"] + 100_000
+    return 1000 + 2 * rows * ft["dim"] * 4 // 2**20
+
+
+rule fasttext:
+    """FastText vectors of one language's vocabulary, row i for the vocabulary's
+    token i (SMALR §3.1, MULE): a skip-gram model trained on the training
+    captions, or the user's pretrained cc.{lang}.300.bin / .vec."""
+    input:
+        unpack(fasttext_inputs),
+    output:
+        f"{R}/{{dataset}}/fasttext/{{origin}}/{{lang}}.npy",
+    log:
+        "logs/{dataset}/fasttext_{origin}_{lang}.log",
+    params:
+        settings=config["fasttext"],
+        segmenter=config["text"]["segmenter"],
+    wildcard_constraints:
+        origin="human|augmented",
+    threads: config["fasttext"]["threads"]
+    resources:
+        mem_mb=fasttext_mem_mb,
+        runtime=30,
+    script:
+        "../workflow_scripts/fasttext_vectors.py"
+
+
+rule pca:
+    """PCA of one language's FastText vectors to {dim} dimensions (SMALR §3.1: 50;
+    Figure 3: 50, 100, 200); the .npz keeps mean and components for new words."""
+    input:
+        f"{R}/{{dataset}}/fasttext/{{origin}}/{{lang}}.npy",
+    output:
+        vectors=f"{R}/{{dataset}}/fasttext/{{origin}}/{{lang}}.pca{{dim}}.npy",
+        projection=f"{R}/{{dataset}}/fasttext/{{origin}}/{{lang}}.pca{{dim}}.npz",
+    log:
+        "logs/{dataset}/pca_{origin}_{lang}_{dim}.log",
+    params:
+        seed=config["seed"],
+    wildcard_constraints:
+        origin="human|augmented",
+        dim="[1-9][0-9]*",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../workflow_scripts/pca_vectors.py"

@@ -28,6 +28,25 @@ def count_tokens(texts: Iterable[str], lang: str, segmenter: str = "chars") -> C
     return counts
 
 
+def training_texts(captions: pd.DataFrame, lang: str, where: str = "captions") -> pd.Series:
+    """The texts of ``lang``'s training-split captions, in table order.
+
+    Vocabularies and word vectors are built from these only, so that no
+    validation or test word leaks into what a model is given. ``where`` names
+    the captions file in the error raised when there are none.
+    """
+    train = captions[(captions["split"] == "train") & (captions["lang"] == lang)]
+    if train.empty:
+        raise InputError(where, f"no training captions in language {lang!r}")
+    return train["text"]
+
+
+def training_counts(captions: pd.DataFrame, lang: str, segmenter: str = "chars",
+                    where: str = "captions") -> Counter[str]:
+    """Token counts of ``lang``'s training-split captions (the ``vocab`` rule's counts)."""
+    return count_tokens(training_texts(captions, lang, where), lang, segmenter)
+
+
 def counts_frame(counts: Mapping[str, int]) -> pd.DataFrame:
     """A vocabulary table ``token, count``, most frequent first (ties by token)."""
     df = pd.DataFrame({"token": list(counts.keys()), "count": list(counts.values())})
