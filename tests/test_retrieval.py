@@ -55,3 +55,11 @@ def test_perfect_and_reversed_scores():
     assert res.mean_recall == 100.0 and res.medr_t2i == 1 and res.medr_i2t == 1
     res = bidirectional_retrieval(-perfect, labels)
     assert res.t2i[10] == 0.0 and res.medr_t2i == 20
+
+
+def test_ties_count_against_the_ground_truth():
+    """A collapsed model (every score equal) must not look perfect."""
+    labels = np.repeat(np.arange(30), 2)
+    res = bidirectional_retrieval(np.zeros((60, 30), dtype=np.float32), labels)
+    assert res.mean_recall == 0.0
+    assert res.medr_t2i == 30 and res.medr_i2t == 59  # behind every other image / non-matching sentence

@@ -3,8 +3,9 @@
 SMALR §4 "Metrics" and MULE "Metrics": Recall@K for K in (1, 5, 10) in both
 directions, mR = the mean of those six values, and the median rank. An image
 query is a hit at K when *any* of its ground-truth sentences is in the top K;
-a sentence query is a hit when its image is. Ranks count strictly higher
-scores, so ties favour the ground truth.
+a sentence query is a hit when its image is. Ties count against the ground
+truth (pessimistic ranks): a collapsed model that scores everything alike
+gets rank N, never a free hit.
 
 Ranks are computed blockwise from one matrix product per block: memory stays
 bounded for MSCOCO-sized test sets.
@@ -49,7 +50,8 @@ def sentence_to_image_ranks(scores: np.ndarray, image_of_sentence: np.ndarray, b
     for lo in range(0, scores.shape[0], block):
         s = scores[lo:lo + block]
         gt = s[np.arange(len(s)), image_of_sentence[lo:lo + block]]
-        ranks[lo:lo + block] = (s > gt[:, None]).sum(axis=1) + 1
+        # the ground truth counts itself once: rank = items scoring at least as high
+        ranks[lo:lo + block] = (s >= gt[:, None]).sum(axis=1)
     return ranks
 
 
@@ -65,8 +67,8 @@ def image_to_sentence_ranks(scores: np.ndarray, image_of_sentence: np.ndarray, b
         s = scores[:, lo:lo + block].T  # (n, S)
         gt = image_of_sentence[None, :] == np.arange(lo, lo + s.shape[0])[:, None]
         best_gt = np.where(gt, s, -np.inf).max(axis=1)
-        # a non-ground-truth sentence above the best ground truth pushes it down one place
-        ranks[lo:lo + block] = ((s > best_gt[:, None]) & ~gt).sum(axis=1) + 1
+        # a non-ground-truth sentence at or above the best ground truth pushes it down one place
+        ranks[lo:lo + block] = ((s >= best_gt[:, None]) & ~gt).sum(axis=1) + 1
         ranks[lo:lo + block][~gt.any(axis=1)] = scores.shape[0] + 1
     return ranks
 
