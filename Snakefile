@@ -19,9 +19,17 @@ include: "rules/data.smk"
 include: "rules/translate.smk"
 include: "rules/image_features.smk"
 include: "rules/text_features.smk"
+include: "rules/pretrain.smk"
 include: "rules/train.smk"
 include: "rules/evaluate.smk"
 include: "rules/report.smk"
+include: "rules/speech.smk"
+include: "rules/mlmme.smk"
+include: "rules/translator.smk"
+
+
+# Trivial jobs run beside snakemake instead of costing a cluster submission each.
+localrules: all, table, figure, vocab, mlmme_table, translator_curve
 
 
 rule all:

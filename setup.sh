@@ -1,8 +1,26 @@
 #!/usr/bin/env bash
-# Set up polyvse on a fresh Debian/Ubuntu machine: a virtual environment in
-# .venv with the library and its pinned dependencies. Safe to run again.
+# Set up polyvse on a fresh Debian/Ubuntu machine: espeak-ng (the synthetic spoken
+# captions of the grounded-speech tables) and a virtual environment in .venv with
+# the library and its pinned dependencies. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")"
+
+# espeak-ng: a Debian package, installed when missing (apt's package lists are
+# refreshed only when they do not know it yet). Without root, say what to run.
+if ! command -v espeak-ng >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "polyvse: installing espeak-ng (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-cache show espeak-ng >/dev/null 2>&1; then
+      apt-get update -qq
+    fi
+    apt-get install -y -qq espeak-ng >/dev/null
+  else
+    echo "polyvse: espeak-ng is missing; the speech tables need it. Install it as root:" >&2
+    echo "    sudo apt-get update && sudo apt-get install -y espeak-ng" >&2
+    exit 1
+  fi
+fi
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv

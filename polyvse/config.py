@@ -20,8 +20,16 @@ class ConfigError(ValueError):
         super().__init__(f"config key {key}: {reason}")
 
 
-PROTOCOLS = ("direct", "to_en")
-"""Evaluation protocols: queries in their own language, or translated into English."""
+PROTOCOLS = ("direct", "to_en", "clc_a", "clc_c")
+"""Evaluation protocols: queries in their own language; translated into English
+(Trans. to En); or each query with its translations into every language of the
+model, the scores averaged (CLC-A) or aggregated by the MLP fitted on validation
+(CLC-C), SMALR §3.4."""
+
+CLC_PROTOCOLS = ("clc_a", "clc_c")
+
+LATENT_FAMILIES = ("la", "hem", "smalr")
+"""Families that start from a latent-vocabulary pretraining (SMALR §3.1)."""
 
 _PROFILE_HUMAN = {"m30k": ["en", "de", "fr", "cs"], "coco": ["en", "zh", "ja"]}
 
@@ -43,9 +51,13 @@ def human_langs(config: Mapping, dataset: str) -> list[str]:
 
 
 def protocol_langs(config: Mapping, variant: str, protocol: str) -> list[str]:
-    """Languages an evaluation covers: the variant's, or (to_en) every human language."""
+    """Languages an evaluation covers: the variant's; (to_en) every human language;
+    (CLC) the variant's languages with human test captions (SMALR Tables 1-2)."""
+    human = human_langs(config, config["variants"][variant]["dataset"])
     if protocol == "to_en":
-        return human_langs(config, config["variants"][variant]["dataset"])
+        return human
+    if protocol in CLC_PROTOCOLS:
+        return [l for l in variant_eval_langs(config, variant) if l in human]
     return variant_eval_langs(config, variant)
 
 
@@ -73,7 +85,28 @@ def variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
     return {"model": v["model"], "model_options": model, "training": training,
             "train_langs": list(v["train_langs"]), "eval_langs": variant_eval_langs(config, variant),
             "captions": v.get("captions", "human"), "text": dict(config.get("text", {})),
-            "seed": int(config.get("seed", 0))}
+            "vocabulary": dict(v.get("vocabulary") or {}), "seed": int(config.get("seed", 0))}
+
+
+def pretrain_settings(config: Mapping, name: str, dataset: str) -> dict[str, Any]:
+    """One latent-vocabulary pretraining (``pretrain.<name>``) on ``dataset``: its
+    settings with ``langs`` resolved (null: every language of the dataset)."""
+    settings = copy.deepcopy(dict(config["pretrain"][name]))
+    settings["langs"] = list(settings.get("langs") or dataset_langs(config, dataset))
+    settings.setdefault("device", config.get("training", {}).get("device", "auto"))
+    return settings
+
+
+def figure_sources(config: Mapping, figure: str) -> list[tuple[str, str]]:
+    """(variant, protocol) evaluations a figure reads, without repeats."""
+    fig = config["figures"][figure]
+    out: list[tuple[str, str]] = []
+    for point in fig["points"]:
+        refs = list(point.get("variants") or []) + list((point.get("per_dataset") or {}).values())
+        for ref in refs:
+            if (ref, "direct") not in out:
+                out.append((ref, "direct"))
+    return out
 
 
 def row_sources(row: Mapping) -> list[tuple[str, str]]:
@@ -106,8 +139,11 @@ def report_datasets(config: Mapping, report: str) -> list[str]:
     return list(rep["datasets"]) if rep.get("layout") == "mule_mt" else [rep["dataset"]]
 
 
-def check_config(config: Mapping) -> None:
-    """Raise :class:`ConfigError` on the first reference to something missing."""
+def check_config(config: Mapping, schema: Mapping | None = None) -> None:
+    """Raise :class:`ConfigError` on the first reference to something missing.
+
+    ``schema`` (config/schema.yaml, loaded) lets the free-form overrides of speech
+    variants be checked against the settings they override."""
     datasets = config.get("datasets", {})
     if not datasets:
         raise ConfigError("datasets", "no dataset is configured")
@@ -148,6 +184,7 @@ def check_config(config: Mapping) -> None:
         for key in v.get("training_options") or {}:
             if key not in config.get("training", {}):
                 raise ConfigError(f"variants.{name}.training_options.{key}", "not a training setting")
+    _check_families(config)
     for name, rep in config.get("reports", {}).items():
         layout = rep.get("layout", "smalr")
         for ds in report_datasets(config, name):
@@ -159,7 +196,7 @@ def check_config(config: Mapping) -> None:
             given = [k for k in ("variant", "per_language", "per_dataset") if row.get(k)]
             if layout == "mule_mt" and given != ["per_dataset"]:
                 raise ConfigError(key, "a mule_mt row gives per_dataset (dataset → variant, protocol)")
-            if layout == "smalr" and (len(given) != 1 or given == ["per_dataset"]):
+            if layout in ("smalr", "mule") and (len(given) != 1 or given == ["per_dataset"]):
                 raise ConfigError(key, "give exactly one of variant or per_language")
             for ds in (row.get("per_dataset") or {}):
                 if ds not in report_datasets(config, name):
@@ -168,13 +205,202 @@ def check_config(config: Mapping) -> None:
                 if ref not in config.get("variants", {}):
                     raise ConfigError(key, f"unknown variant {ref!r}")
                 v_ds = config["variants"][ref]["dataset"]
-                if layout == "smalr" and v_ds != rep["dataset"]:
+                if layout in ("smalr", "mule") and v_ds != rep["dataset"]:
                     raise ConfigError(key, f"variant {ref!r} is trained on another dataset than {rep['dataset']!r}")
                 if protocol == "to_en" and "en" not in config["variants"][ref]["train_langs"]:
                     raise ConfigError(key, f"protocol to_en needs a variant trained on English; {ref!r} is not")
+                if protocol in CLC_PROTOCOLS and len(config["variants"][ref]["train_langs"]) < 2:
+                    raise ConfigError(key, f"protocol {protocol} ensembles a query's translations into the "
+                                           f"model's languages; {ref!r} has one language")
             for ds, cell in (row.get("per_dataset") or {}).items():
                 if config["variants"][cell["variant"]]["dataset"] != ds:
                     raise ConfigError(key, f"variant {cell['variant']!r} is not trained on dataset {ds!r}")
             for lang, ref in (row.get("per_language") or {}).items():
                 if lang not in variant_eval_langs(config, ref):
                     raise ConfigError(key, f"variant {ref!r} is not evaluated on {lang!r}")
+    _check_figures(config)
+    _check_speech(config, schema)
+
+
+def _check_families(config: Mapping) -> None:
+    """Variant settings that only make sense together: FastText sizes, latent
+    pretrainings, dictionary mapping."""
+    ft_dim = (config.get("fasttext") or {}).get("dim", 300)
+    pretrain = config.get("pretrain") or {}
+    for name, v in config.get("variants", {}).items():
+        key = f"variants.{name}"
+        options = variant_settings(config, name)["model_options"]
+        kind = options.get("word_vectors")
+        if kind == "fasttext" and "word_dim" in options and int(options["word_dim"]) != int(ft_dim):
+            raise ConfigError(f"{key}.model_options.word_dim",
+                              f"word_vectors fasttext needs word_dim = fasttext.dim ({ft_dim}), got "
+                              f"{options['word_dim']}; or set word_vectors random")
+        if kind == "pca" and v["model"] not in ("embn", "mule"):
+            raise ConfigError(f"{key}.model_options.word_vectors", f"model {v['model']} takes random or fasttext")
+        if kind == "pca" and not options.get("pca_dim"):
+            raise ConfigError(f"{key}.model_options.pca_dim", "word_vectors pca needs a PCA dimension")
+        if v["model"] in LATENT_FAMILIES:
+            ref = options.get("pretrain")
+            if ref not in pretrain:
+                raise ConfigError(f"{key}.model_options.pretrain", f"unknown latent-vocabulary pretraining {ref!r} "
+                                                                   f"(defined: {', '.join(pretrain) or 'none'})")
+            if int(pretrain[ref].get("dim", 0)) != int(options.get("universal_dim", 0)):
+                raise ConfigError(f"pretrain.{ref}.dim", f"latent embeddings must have the universal_dim of "
+                                                         f"variant {name} ({options.get('universal_dim')})")
+            p_langs = pretrain[ref].get("langs") or dataset_langs(config, v["dataset"])
+            missing = [l for l in v["train_langs"] if l not in p_langs]
+            if missing:
+                raise ConfigError(f"pretrain.{ref}.langs", f"variant {name} trains on {missing}, which the "
+                                                           "pretraining does not cover")
+        reduce = v.get("vocabulary") or {}
+        if reduce.get("dictionary_threshold") and "en" not in v["train_langs"]:
+            raise ConfigError(f"{key}.vocabulary.dictionary_threshold",
+                              "dictionary mapping maps rare words to English: train on English too")
+
+
+def _check_figures(config: Mapping) -> None:
+    variants = config.get("variants", {})
+    for name, fig in (config.get("figures") or {}).items():
+        key = f"figures.{name}"
+        if name in (config.get("reports") or {}):
+            raise ConfigError(key, "a report of the same name writes results/{name}.tsv")
+        kind = fig.get("kind", "languages")
+        for i, point in enumerate(fig["points"]):
+            where = f"{key}.points[{i}]"
+            if kind == "vocab_reduction":
+                if not point.get("per_dataset"):
+                    raise ConfigError(where, "a vocab_reduction point gives per_dataset (dataset → variant)")
+                for ds in point["per_dataset"]:
+                    if ds not in fig["datasets"]:
+                        raise ConfigError(where, f"dataset {ds!r} is not one of {key}.datasets")
+            elif not point.get("variants"):
+                raise ConfigError(where, "a languages point names its variants")
+            for ref in list(point.get("variants") or []) + list((point.get("per_dataset") or {}).values()):
+                if ref not in variants:
+                    raise ConfigError(where, f"unknown variant {ref!r}")
+            for ds, ref in (point.get("per_dataset") or {}).items():
+                if variants[ref]["dataset"] != ds:
+                    raise ConfigError(where, f"variant {ref!r} is not trained on dataset {ds!r}")
+
+
+# ----------------------------------------------------------------------------- grounded speech
+
+SPEECH_LOSS_OPTIONS: dict[str, frozenset[str]] = {
+    "hypersphere": frozenset({"lambda_a", "lambda_u", "t", "alpha", "uniformity_kind", "normalize"}),
+    "triplet": frozenset({"margin", "similarity", "use_random", "use_hardest"}),
+    "infonce": frozenset({"similarity"}),
+    "mms": frozenset({"margin", "similarity"}),
+    "mms_sched": frozenset({"base", "growth", "every", "max_margin", "similarity"}),
+    "mms_adapt": frozenset({"alpha", "similarity", "detach_margin"}),
+}
+"""Keyword options each loss of ``speech.training.loss`` takes (the constructors of
+``polyvse.speech.objectives.OBJECTIVES``; a test keeps the two in step)."""
+
+SPEECH_ADAPTERS = ("synthetic", "places_speech")
+
+
+def speech_variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
+    """Everything one grounded-speech training depends on: ``speech.model`` and
+    ``speech.training`` merged with the variant's overrides, its dataset and languages."""
+    speech = config.get("speech", {})
+    v = speech["variants"][variant]
+    model = copy.deepcopy(dict(speech.get("model", {})))
+    model.update(copy.deepcopy(dict(v.get("model") or {})))
+    training = copy.deepcopy(dict(speech.get("training", {})))
+    training.update(copy.deepcopy(dict(v.get("training") or {})))
+    dataset = v.get("dataset", "spoken")
+    return {"dataset": dataset, "langs": dataset_langs(config, dataset), "model": model, "training": training,
+            "seed": int(config.get("seed", 0))}
+
+
+def speech_variant_dataset(config: Mapping, variant: str) -> str:
+    return config["speech"]["variants"][variant].get("dataset", "spoken")
+
+
+def speech_report_variants(config: Mapping, report: str) -> list[str]:
+    """Variants a speech report reads, in row order, without repeats."""
+    return list(dict.fromkeys(row["variant"] for row in config["speech"]["reports"][report]["rows"]))
+
+
+def speech_report_dataset(config: Mapping, report: str) -> str:
+    return speech_variant_dataset(config, speech_report_variants(config, report)[0])
+
+
+def _check_speech(config: Mapping, schema: Mapping | None) -> None:
+    speech = config.get("speech") or {}
+    datasets = config.get("datasets", {})
+    variants = speech.get("variants") or {}
+    validators = {}
+    if schema is not None:
+        import jsonschema
+
+        defs = schema.get("$defs", {})
+        validators = {part: jsonschema.Draft202012Validator(defs[f"speech_{part}"])
+                      for part in ("model", "training") if f"speech_{part}" in defs}
+    for name in variants:
+        key = f"speech.variants.{name}"
+        ds_name = speech_variant_dataset(config, name)
+        if ds_name not in datasets:
+            raise ConfigError(f"{key}.dataset", f"unknown dataset {ds_name!r}")
+        ds = datasets[ds_name]
+        if ds["adapter"] not in SPEECH_ADAPTERS:
+            raise ConfigError(f"{key}.dataset", f"dataset {ds_name!r} has adapter {ds['adapter']!r}; spoken "
+                                                f"captions come from adapter synthetic or places_speech")
+        if ds["adapter"] == "synthetic" and ds["synthetic"]["profile"] != "all":
+            raise ConfigError(f"datasets.{ds_name}.synthetic.profile",
+                              f"speech variant {name} trains on this dataset: a speech dataset needs profile all "
+                              f"(a caption per image in every language)")
+        langs = dataset_langs(config, ds_name)
+        if ds["adapter"] == "synthetic":
+            from polyvse.speech.tts import LANGUAGE_VOICES  # no torch: tts imports numpy and pandas only
+
+            unvoiced = [l for l in langs if l not in LANGUAGE_VOICES]
+            if unvoiced:
+                raise ConfigError(f"datasets.{ds_name}.langs", f"no espeak-ng voice configured for {unvoiced}; "
+                                                               f"synthetic speech has {sorted(LANGUAGE_VOICES)}")
+        settings = speech_variant_settings(config, name)
+        for part in ("model", "training"):
+            base = speech.get(part, {})
+            for opt in (variants[name].get(part) or {}):
+                if opt not in base:
+                    raise ConfigError(f"{key}.{part}.{opt}", f"not a setting of speech.{part}")
+            if part in validators:
+                error = jsonschema.exceptions.best_match(validators[part].iter_errors(settings[part]))
+                if error is not None:
+                    where = ".".join(str(p) for p in error.absolute_path)
+                    raise ConfigError(f"{key}.{part}" + (f".{where}" if where else ""), error.message)
+        tr, model = settings["training"], settings["model"]
+        loss = tr["loss"]
+        for opt in (tr.get("loss_options") or {}):
+            if opt not in SPEECH_LOSS_OPTIONS[loss]:
+                raise ConfigError(f"{key}.training.loss_options.{opt}",
+                                  f"loss {loss} takes {', '.join(sorted(SPEECH_LOSS_OPTIONS[loss]))}")
+        if model["sharing"] != "none" and len(langs) < 2:
+            raise ConfigError(f"{key}.model.sharing", "a shared encoder needs at least two languages")
+        if model["internal_attention"] and len(model["widths"]) < 3:
+            raise ConfigError(f"{key}.model.internal_attention", "needs at least two residual stages in widths")
+        attention_dims = [model["widths"][-1]] if model["pooling"] != "avg" else []
+        if model["internal_attention"]:
+            attention_dims.append(model["widths"][-2])
+        for dim in attention_dims:
+            if dim % model["heads"]:
+                raise ConfigError(f"{key}.model.heads", f"{model['heads']} heads do not divide width {dim}")
+    reports = speech.get("reports") or {}
+    for name, rep in reports.items():
+        if name in config.get("reports", {}):
+            raise ConfigError(f"speech.reports.{name}", "a report of the same name exists under reports")
+        datasets_used = set()
+        for i, row in enumerate(rep["rows"]):
+            if row["variant"] not in variants:
+                raise ConfigError(f"speech.reports.{name}.rows[{i}]", f"unknown speech variant {row['variant']!r}")
+            datasets_used.add(speech_variant_dataset(config, row["variant"]))
+        if len(datasets_used) > 1:
+            raise ConfigError(f"speech.reports.{name}", f"rows come from several datasets {sorted(datasets_used)}; "
+                                                        "a table's columns are one dataset's view pairs")
+    for name, ds in datasets.items():
+        if ds["adapter"] == "places_speech":
+            listed = (ds.get("places_speech") or {}).get("utterances")
+            if not listed:
+                raise ConfigError(f"datasets.{name}.places_speech.utterances", "adapter places_speech needs the list")
+            if not Path(listed).is_file():
+                raise ConfigError(f"datasets.{name}.places_speech.utterances", f"file {listed} does not exist")

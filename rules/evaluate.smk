@@ -7,14 +7,18 @@ def evaluation_inputs(wildcards):
         "features": f"{R}/{dataset}/image_features/{BACKBONE}.npy",
         "ids": f"{R}/{dataset}/image_features/{BACKBONE}.ids.txt",
     }
-    if wildcards.protocol == "to_en":
+    if wildcards.protocol != "direct":
         inputs["translations"] = f"{R}/{dataset}/test_translations.parquet"
+    if wildcards.protocol == "clc_c":
+        inputs["val_translations"] = f"{R}/{dataset}/val_translations.parquet"
     return inputs
 
 
 rule evaluate:
     """Bidirectional retrieval on the test split, per language: R@1/5/10, medr, mR.
-    Protocol direct: queries in their own language; to_en: translated into English."""
+    Protocol direct: queries in their own language; to_en: translated into English;
+    clc_a / clc_c: each query with its translations into the model's languages,
+    scores averaged / aggregated by an MLP fitted on validation (SMALR §3.4)."""
     input:
         unpack(evaluation_inputs),
     output:
@@ -25,6 +29,7 @@ rule evaluate:
         langs=lambda wc: protocol_langs(config, wc.variant, wc.protocol),
         query_lang=lambda wc: "en" if wc.protocol == "to_en" else None,
         device=config["training"]["device"],
+        seed=config["seed"],
     threads: 1
     resources:
         mem_mb=4000,

@@ -20,3 +20,33 @@ rule table:
         runtime=5,
     script:
         "../workflow_scripts/make_table.py"
+
+
+rule figure:
+    """A paper figure: mR against training languages (SMALR Fig. 1(b)) or average
+    mR against trainable parameters per dataset (SMALR Fig. 3); the TSV holds
+    the plotted numbers."""
+    input:
+        evals=figure_eval_files,
+        params=figure_params_files,
+    output:
+        png=report(f"{R}/{{figure}}.png", category="Figures", caption="../report/figure.rst"),
+        tsv=f"{R}/{{figure}}.tsv",
+    log:
+        "logs/figure_{figure}.log",
+    params:
+        figure=lambda wc: config["figures"][wc.figure],
+        sources=lambda wc: figure_sources(config, wc.figure),
+        variants=lambda wc: {v: {"dataset": config["variants"][v]["dataset"],
+                                 "train_langs": config["variants"][v]["train_langs"]}
+                             for v, _ in figure_sources(config, wc.figure)},
+        datasets=lambda wc: {ds: config["datasets"][ds] for ds in config["figures"][wc.figure]["datasets"]
+                             if ds in config["datasets"]},
+    wildcard_constraints:
+        figure=names_regex(config["figures"]),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    script:
+        "../workflow_scripts/make_figure.py"

@@ -36,13 +36,14 @@ rule augment_captions:
 
 
 rule query_translations:
-    """Every human test caption translated into every other language (CLC, Trans. to En)."""
+    """Every human caption of a split translated into every other language: test
+    (CLC, Trans. to En) and val (CLC-C is fitted on the validation split)."""
     input:
         unpack(translate_inputs),
     output:
-        f"{R}/{{dataset}}/test_translations.parquet",
+        f"{R}/{{dataset}}/{{split}}_translations.parquet",
     log:
-        "logs/{dataset}/query_translations.log",
+        "logs/{dataset}/query_translations_{split}.log",
     params:
         langs=lambda wc: config["datasets"][wc.dataset]["langs"],
         settings=config["translate"],
@@ -51,5 +52,7 @@ rule query_translations:
     resources:
         mem_mb=4000,
         runtime=600,
+    wildcard_constraints:
+        split="test|val",
     script:
         "../workflow_scripts/query_translations.py"

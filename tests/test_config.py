@@ -6,21 +6,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from polyvse.config import ConfigError, check_config, human_langs, needs_translations, variant_settings
+from polyvse.config import (ConfigError, check_config, figure_sources, human_langs, needs_translations,
+                            pretrain_settings, protocol_langs, report_evaluations, variant_settings)
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
 def config():
-    # the schema fills these defaults at DAG build; fill the few the checks read
+    # the schema fills its defaults at DAG build, as here
+    from snakemake.utils import validate
+
     c = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    for ds in c["datasets"].values():
-        ds.setdefault("langs", ["en", "de", "fr", "cs", "zh", "ja", "ar", "af", "ko", "ru"])
-    for v in c["variants"].values():
-        v.setdefault("captions", "human")
-    c.setdefault("models", {}).setdefault("embn", {})
-    c.setdefault("training", {})
+    validate(c, str(REPO / "config" / "schema.yaml"))
     return c
 
 
@@ -39,6 +37,22 @@ def test_default_config_passes(config):
      "reports.mule_table4.rows[1]", "is not trained on dataset 'coco'"),
     (lambda c: c["variants"]["embn_en"].update(model_options={"hiden": 3}), "variants.embn_en.model_options.hiden",
      "not a setting"),
+    (lambda c: c["variants"]["hem_10"].update(model_options={"pretrain": "nope"}),
+     "variants.hem_10.model_options.pretrain", "unknown latent-vocabulary pretraining 'nope'"),
+    (lambda c: c["pretrain"]["latent"].update(dim=64), "pretrain.latent.dim", "universal_dim"),
+    (lambda c: c["pretrain"]["latent"].update(langs=["en", "de"]), "pretrain.latent.langs", "does not cover"),
+    (lambda c: c["variants"]["embn_en"].update(model_options={"word_dim": 16}),
+     "variants.embn_en.model_options.word_dim", "word_vectors fasttext needs word_dim = fasttext.dim"),
+    (lambda c: c["variants"]["par_embn"].update(model_options={"word_vectors": "pca"}),
+     "variants.par_embn.model_options.word_vectors", "takes random or fasttext"),
+    (lambda c: c["variants"]["dict_100"].update(train_langs=["de", "fr"]),
+     "variants.dict_100.vocabulary.dictionary_threshold", "train on English too"),
+    (lambda c: c["reports"]["table2"]["rows"][12].update(variant="embn_de"), "reports.table2.rows[12]",
+     "has one language"),
+    (lambda c: c["figures"]["figure3"]["points"][0]["per_dataset"].update(m30k="coco_thr_100"),
+     "figures.figure3.points[0]", "is not trained on dataset 'm30k'"),
+    (lambda c: c["figures"]["figure1b"]["points"][0].update(variants=["nope"]), "figures.figure1b.points[0]",
+     "unknown variant 'nope'"),
 ])
 def test_errors_name_the_key(config, edit, key, reason):
     bad = copy.deepcopy(config)
@@ -63,3 +77,47 @@ def test_variant_overrides_merge_over_family_defaults(config):
     s = variant_settings(config, "embn_en")
     assert s["model_options"]["gru_hidden"] == 7 and s["training"]["epochs"] == 9
     assert config["models"]["embn"].get("gru_hidden") != 7  # the family default is untouched
+
+
+def test_clc_protocols_cover_the_human_languages_of_a_ten_language_model(config):
+    assert protocol_langs(config, "smalr_10", "clc_c") == ["en", "de", "fr", "cs"]
+    assert protocol_langs(config, "coco_smalr_10", "clc_a") == ["en", "zh", "ja"]
+    assert len(protocol_langs(config, "smalr_10", "direct")) == 10
+    assert needs_translations(config, "smalr_10", "clc_a")
+
+
+def test_family_settings_and_pretraining_defaults(config):
+    s = variant_settings(config, "mule_embn")
+    assert s["model"] == "mule" and not s["model_options"]["universal_nc"]
+    assert s["model_options"]["word_vectors"] == "fasttext"        # schema default: the papers' FastText
+    assert variant_settings(config, "thr_100")["vocabulary"] == {"min_count": 100, "dictionary_threshold": None}
+    p = pretrain_settings(config, "latent", "m30k")
+    assert p["langs"] == config["datasets"]["m30k"]["langs"] and p["explore_p"] == 0.2 and p["explore_m"] == 20
+    assert ("mule_10", "direct") in figure_sources(config, "figure3")
+
+
+def test_every_default_report_row_and_figure_point_has_a_variant(config):
+    used = ({v for rep in config["reports"] for v, _ in report_evaluations(config, rep)}
+            | {v for fig in config["figures"] for v, _ in figure_sources(config, fig)})
+    assert used == set(config["variants"])  # nothing trained for nothing
+
+
+@pytest.mark.parametrize("name", ["multi30k.yaml", "coco.yaml"])
+def test_paper_configs_pass_schema_and_cross_checks(name, tmp_path):
+    from snakemake.utils import validate
+
+    c = yaml.safe_load((REPO / "config" / "paper" / name).read_text())
+    validate(c, str(REPO / "config" / "schema.yaml"))
+    # the EDIT paths of a user's machine: stand-ins that exist
+    for ds in c["datasets"].values():
+        if ds["adapter"] == "multi30k":
+            ds["multi30k"]["root"] = str(tmp_path)
+    if c["image_features"].get("weights_path"):
+        c["image_features"]["weights_path"] = str(REPO / "config" / "schema.yaml")
+    check_config(c)
+    assert c["models"]["smalr"]["specific_words"] == 5000 and c["pretrain"]["latent"]["n_tokens"] == 40000
+    for v in c["variants"].values():
+        if v["model"] in ("la", "hem", "smalr"):
+            assert v["training_options"]["lr"] == 0.001      # SMALR §4
+    langs_of = {v: len(c["variants"][v]["train_langs"]) for v in c["variants"]}
+    assert max(langs_of.values()) == 10

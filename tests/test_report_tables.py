@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from polyvse.report.tables import format_params, mule_mt_table, smalr_table, to_markdown
+from polyvse.report.tables import format_params, mule_mt_table, mule_table, smalr_table, to_markdown
 
 LANGS = ["en", "de", "fr", "cs", "zh", "ja", "ar", "af", "ko", "ru"]
 
@@ -47,3 +47,26 @@ def test_mule_mt_columns_per_dataset():
 
 def test_format_params():
     assert format_params(7_100_000) == "7.1M" and format_params(352) == "352" and format_params(48_000) == "48.0K"
+
+
+def test_mule_layout_single_model_column_and_human_languages_only():
+    evals = {("a", "direct"): ev({"en": 70.0}), ("b", "direct"): ev({"de": 60.0}),
+             ("all", "direct"): ev({"en": 71.0, "de": 61.0, "fr": 51.0, "cs": 41.0})}
+    rows = [{"section": "(a) FastText (Baseline)", "name": "EmbN", "per_language": {"en": "a", "de": "b"}},
+            {"section": "(d) MULE (Ours)", "name": "EmbN+NC", "variant": "all"}]
+    t = mule_table(rows, evals, PARAMS, ["en", "de", "fr", "cs"])
+    assert list(t.columns) == ["section", "model", "single_model", "En", "De", "Fr", "Cs", "params_train",
+                               "params_test"]
+    assert list(t["single_model"]) == ["N", "Y"]
+    assert t.iloc[0]["En"] == 70.0 and np.isnan(t.iloc[0]["Fr"]) and t.iloc[1]["Cs"] == 41.0
+    assert t.iloc[0]["params_train"] == 1010
+    assert "| (d) MULE (Ours) | EmbN+NC | Y |" in to_markdown(t, "T", [])
+
+
+def test_parameters_an_evaluation_protocol_adds_are_counted():
+    clc = ev({"en": 80.0, "de": 70.0}).assign(added_params=352)
+    evals = {("all", "clc_c"): clc, ("all", "direct"): ev({"en": 79.0, "de": 69.0}).assign(added_params=0)}
+    rows = [{"name": "SMALR", "variant": "all"}, {"name": "SMALR-CLC-C", "variant": "all", "protocol": "clc_c"}]
+    table, _ = smalr_table(rows, evals, PARAMS, human_langs=["en", "de"])
+    assert table.iloc[0]["params_test"] == 50 and table.iloc[1]["params_test"] == 50 + 352
+    assert table.iloc[1]["params_train"] == 7_100_000 + 352 and table.iloc[1]["HA"] == 75.0

@@ -167,7 +167,7 @@ def test_translation_rerun_sends_nothing_and_augments_every_language(workdir):
     run = snakemake(workdir, "--cores", "1", "results/m30k/captions_augmented.parquet",
                     "results/m30k/test_translations.parquet")
     assert run.returncode == 0, run.stderr[-3000:]
-    for name in ("augment_captions", "query_translations"):
+    for name in ("augment_captions", "query_translations_test"):
         log = (workdir / f"logs/m30k/{name}.log").read_text().splitlines()
         last = [l for l in log if "translation cache" in l][-1]
         assert "'sent': 0" in last and "'hits': 0" not in last, last

@@ -7,7 +7,7 @@ import pandas as pd
 
 from polyvse.io import write_text, write_tsv
 from polyvse.logs import job_log
-from polyvse.report.tables import dataset_note, mule_mt_table, smalr_table, to_markdown
+from polyvse.report.tables import dataset_note, mule_mt_table, mule_table, smalr_table, to_markdown
 
 with job_log(snakemake.log[0], "table") as log:
     rep, datasets = snakemake.params.report, snakemake.params.datasets
@@ -17,6 +17,8 @@ with job_log(snakemake.log[0], "table") as log:
     if rep["layout"] == "mule_mt":
         columns = {ds: datasets[ds]["human_langs"] for ds in rep["datasets"]}
         table, translated = mule_mt_table(rep["rows"], evals, params, columns), []
+    elif rep["layout"] == "mule":
+        table, translated = mule_table(rep["rows"], evals, params, datasets[rep["dataset"]]["human_langs"]), []
     else:
         table, translated = smalr_table(rep["rows"], evals, params, datasets[rep["dataset"]]["human_langs"])
     notes = [dataset_note(name, ds) for name, ds in datasets.items()]

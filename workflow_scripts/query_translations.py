@@ -1,4 +1,4 @@
-"""Rule query_translations: every human test caption in every other language."""
+"""Rule query_translations: every human caption of a split (test or val) in every other language."""
 
 from polyvse.data.tables import read_captions
 from polyvse.io import write_parquet
@@ -7,6 +7,7 @@ from polyvse.translate.stage import query_translations
 
 with job_log(snakemake.log[0], "query_translations") as log:
     table = query_translations(read_captions(snakemake.input.captions), snakemake.params.langs,
-                               snakemake.params.settings, snakemake.params.dictionaries)
-    log.info("%d translated queries", len(table))
+                               snakemake.params.settings, snakemake.params.dictionaries,
+                               split=snakemake.wildcards.split)
+    log.info("%d translated %s queries", len(table), snakemake.wildcards.split)
     write_parquet(table, snakemake.output[0])

@@ -30,6 +30,14 @@ def make_dataset(name: str, settings: Mapping, out_dir: Path) -> tuple[pd.DataFr
         m = settings["multi30k"]
         captions, images = load_multi30k(Path(m["root"]), langs=[l for l in langs if l in ("en", "de", "fr", "cs")],
                                          images_dir=Path(m["images_dir"]) if m.get("images_dir") else None)
+    elif adapter == "places_speech":
+        from polyvse.data.tables import CAPTION_COLUMNS
+        from polyvse.speech.utterances import read_utterance_list
+
+        p = settings["places_speech"]
+        _, images, _ = read_utterance_list(p["utterances"], langs, p.get("images_dir"), check_audio=False)
+        captions = pd.DataFrame({c: pd.Series([], dtype="int64" if c == "cap_idx" else "str")
+                                 for c in CAPTION_COLUMNS})  # spoken captions only: no text
     else:
         raise ValueError(f"datasets.{name}.adapter: unknown adapter {adapter!r}")
     where = f"dataset {name} ({adapter})"

@@ -4,6 +4,11 @@ and SMALR use it: MULE "Image-Language Matching", SMALR §4 "Visual Features".
 Image branch: CNN feature → FC → BN → ReLU → dropout → FC → L2 norm.
 Text branch: word embeddings → GRU, last valid step → FC → L2 norm (MULE uses
 the last hidden state of a recurrent net for the multimodal sentence vector).
+
+Word embeddings start from FastText (300-D) or from FastText reduced by PCA;
+a PCA-reduced table (``input_dim`` ≠ 0) reaches the GRU's ``word_dim`` inputs
+through one fully connected layer, as SMALR §3.1 feeds its PCA-50 vectors
+through an FC into the embedding space.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ class EmbNConfig:
     image_hidden: int = 2048
     joint_dim: int = 512
     dropout: float = 0.2
+    input_dim: int = 0  # size of the word table when it is not word_dim (PCA-reduced); 0: word_dim
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -77,7 +83,10 @@ class EmbN(nn.Module):
     def __init__(self, config: EmbNConfig):
         super().__init__()
         self.config = config
-        self.word_embeddings = nn.Embedding(config.vocab_size, config.word_dim, padding_idx=0)
+        table_dim = config.input_dim or config.word_dim
+        self.word_embeddings = nn.Embedding(config.vocab_size, table_dim, padding_idx=0)
+        # SMALR §3.1: PCA-reduced vectors go through an FC into the word space
+        self.input_fc = nn.Linear(table_dim, config.word_dim) if config.input_dim else None
         self.text = GRUSentenceEncoder(config.word_dim, config.gru_hidden, config.joint_dim, config.dropout)
         self.image = ImageBranch(config.image_dim, config.image_hidden, config.joint_dim, config.dropout)
 
@@ -86,13 +95,21 @@ class EmbN(nn.Module):
 
     def embed_sentences(self, tokens: Tensor, lengths: Tensor, langs: Tensor | None = None) -> Tensor:
         """tokens ``(S, T)``, lengths ``(S,)``; ``langs`` is unused (one branch for all)."""
-        return self.text(self.word_embeddings(tokens), lengths)
+        if self.input_fc is None:
+            return self.text(self.word_embeddings(tokens), lengths)
+        # the FC runs once per distinct word of the batch, not once per position
+        words, where = torch.unique(tokens, return_inverse=True)
+        return self.text(self.input_fc(self.word_embeddings(words))[where], lengths)
 
     def parameter_counts(self) -> tuple[int, int]:
         """(train-time, test-time) parameters.
 
         Test time counts as SMALR §5 does: word representations are precomputed,
-        so the embedding table is a lookup, not parameters of the model.
+        so the embedding table (and the FC on a PCA-reduced table) is a lookup,
+        not parameters of the model.
         """
         train = sum(p.numel() for p in self.parameters() if p.requires_grad)
-        return train, train - self.word_embeddings.weight.numel()
+        lookup = self.word_embeddings.weight.numel()
+        if self.input_fc is not None:
+            lookup += sum(p.numel() for p in self.input_fc.parameters())
+        return train, train - lookup

@@ -88,13 +88,21 @@ class MULE(UniversalEmbeddingModel):
 
     def word_features(self, tokens: Tensor, langs: Tensor) -> Tensor:
         """``(S, T)``, ``(S,)`` → ``(S, T, universal_dim)``: each sentence's words
-        through its language's FC."""
-        embedded = self.word_embeddings(tokens)
-        out = embedded.new_zeros(*tokens.shape, self.config.universal_dim)
-        for lang in torch.unique(langs).tolist():
-            rows = (langs == lang).nonzero(as_tuple=True)[0]
+        through its language's FC.
+
+        A word's feature depends only on (language, word): the FC runs once per
+        distinct pair of the batch and the result is gathered, not once per
+        position (a batch of padded sentences repeats few words many times)."""
+        vocab_size = self.config.vocab_size
+        key = langs.unsqueeze(1) * vocab_size + tokens  # (S, T)
+        pairs, where = torch.unique(key, return_inverse=True)
+        pair_lang, pair_word = pairs // vocab_size, pairs % vocab_size
+        embedded = self.word_embeddings(pair_word)
+        out = embedded.new_zeros(len(pairs), self.config.universal_dim)
+        for lang in torch.unique(pair_lang).tolist():
+            rows = (pair_lang == lang).nonzero(as_tuple=True)[0]
             out[rows] = self.language_fc[lang](embedded[rows])
-        return out
+        return out[where]
 
     def universal_parameters(self) -> list[nn.Parameter]:
         return [self.word_embeddings.weight, *self.language_fc.parameters()]

@@ -11,7 +11,13 @@ from polyvse.models.hem import HEM, SMALR, HEMConfig, LanguageAgnostic
 from polyvse.models.liwe import LIWE, LIWEConfig
 from polyvse.models.mule import MULE, MULEConfig
 from polyvse.models.parallel_embn import ParallelEmbN, ParallelEmbNConfig
+from polyvse.text.chars import CharVocabulary
+from polyvse.text.reduction import DictionaryMappedVocabulary
 from polyvse.text.vocab import Vocabulary
+
+VOCABULARIES = {"words": Vocabulary, CharVocabulary.kind: CharVocabulary,
+                DictionaryMappedVocabulary.kind: DictionaryMappedVocabulary}
+"""Vocabulary classes by the ``kind`` their ``state_dict`` names (a plain word vocabulary names none)."""
 
 FAMILIES = {
     "embn": (EmbN, EmbNConfig),
@@ -25,16 +31,27 @@ FAMILIES = {
 
 
 def build_model(family: str, vocab: Vocabulary, image_dim: int, options: Mapping) -> nn.Module:
-    """A fresh model of ``family`` for ``vocab`` and ``image_dim``-D image features."""
+    """A fresh model of ``family`` for ``vocab`` and ``image_dim``-D image features, from its
+    config fields only (training builds models through :mod:`polyvse.train.families`, which
+    also initialises word vectors and latent assignments)."""
     if family not in FAMILIES:
         raise KeyError(f"unknown model family {family!r}; known: {', '.join(FAMILIES)}")
     cls, cfg_cls = FAMILIES[family]
     return cls(cfg_cls(vocab_size=len(vocab), image_dim=image_dim, **options))
 
 
-def model_from_checkpoint(saved: Mapping) -> tuple[nn.Module, Vocabulary]:
-    """Rebuild (model, vocabulary) from the dict written by the train rule."""
+def vocabulary_from_state(state: Mapping) -> Vocabulary | CharVocabulary:
+    """The vocabulary a checkpoint saved: words, characters (LIWE) or dictionary-mapped words."""
+    kind = state.get("kind", "words")
+    if kind not in VOCABULARIES:
+        raise KeyError(f"unknown vocabulary kind {kind!r}; known: {', '.join(VOCABULARIES)}")
+    return VOCABULARIES[kind].from_state_dict(dict(state))
+
+
+def model_from_checkpoint(saved: Mapping) -> tuple[nn.Module, Vocabulary | CharVocabulary]:
+    """Rebuild (model, vocabulary) from the dict written by the train rule; the
+    frozen mappings of LA / HEM / SMALR are buffers of the state dict."""
     cls, cfg_cls = FAMILIES[saved["family"]]
     model = cls(cfg_cls(**saved["config"]))
     model.load_state_dict(saved["state_dict"])
-    return model, Vocabulary.from_state_dict(saved["vocab"])
+    return model, vocabulary_from_state(saved["vocab"])

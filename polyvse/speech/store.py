@@ -310,6 +310,14 @@ def _extract_one(path: str) -> tuple[str, Any, Any]:
         return "error", exc.where, exc.reason
 
 
+def extraction_processes(n_utterances: int, threads: int, min_per_process: int = 1000) -> int:
+    """Worker processes worth starting for ``n_utterances``: at most ``threads``, one per
+    ``min_per_process`` utterances. A fresh worker spends ~4 s importing librosa (numba)
+    and compiling its STFT, while an utterance takes ~4 ms, so a few hundred utterances
+    are done sooner in the calling process."""
+    return max(1, min(int(threads), int(n_utterances) // max(1, min_per_process)))
+
+
 def extract_store(wav_paths: Sequence[str | Path], keys: Sequence[str], out_path: str | Path, *,
                   threads: int = 1, progress: bool = True, desc: str = "log-Mel",
                   meta: dict[str, Any] | None = None) -> ExtractionStats:

@@ -16,16 +16,22 @@ UNSEGMENTED = frozenset({"zh", "ja"})
 _PUNCT = re.compile(r"[^\w\s'\-]", flags=re.UNICODE)
 
 
+class _PunctuationToSpace(dict):
+    """A ``str.translate`` table, filled on first sight of each character:
+    punctuation (P*) and symbols (S*) become a space, everything else stays.
+    Combining marks (Devanagari, Arabic vowel signs) stay: they belong to words."""
+
+    def __missing__(self, code: int) -> int | str:
+        cat = unicodedata.category(chr(code))
+        self[code] = " " if cat.startswith("P") or cat.startswith("S") else code
+        return self[code]
+
+
+_PUNCT_TABLE = _PunctuationToSpace()
+
+
 def _strip_punct(text: str) -> str:
-    # Keep combining marks (Devanagari, Arabic vowel signs): they belong to words.
-    out = []
-    for ch in text:
-        cat = unicodedata.category(ch)
-        if cat.startswith("P") or cat.startswith("S"):
-            out.append(" ")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return text.translate(_PUNCT_TABLE)
 
 
 def tokenize(text: str, lang: str, segmenter: str = "chars") -> list[str]:

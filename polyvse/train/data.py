@@ -46,17 +46,19 @@ def encode_captions(captions: pd.DataFrame, vocab: Vocabulary, image_index: Mapp
     missing = sorted(set(captions["image_id"]) - set(image_index))
     if missing:
         raise KeyError(f"{len(missing)} captioned images have no features, e.g. {missing[:3]}")
-    ids = [vocab.encode(t, l, max_len) for t, l in zip(captions["text"], captions["lang"])]
-    lengths = torch.tensor([len(x) for x in ids], dtype=torch.long)
-    tokens = torch.zeros(len(ids), int(lengths.max()) if len(ids) else 1, dtype=torch.long)
+    # plain lists: iterating (arrow-backed) columns and making a tensor per row is slow
+    texts, langs, images = captions["text"].tolist(), captions["lang"].tolist(), captions["image_id"].tolist()
+    ids = [vocab.encode(t, l, max_len) for t, l in zip(texts, langs)]
+    lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+    tokens = np.zeros((len(ids), int(lengths.max()) if len(ids) else 1), dtype=np.int64)
     for i, x in enumerate(ids):
-        tokens[i, : len(x)] = torch.tensor(x, dtype=torch.long)
+        tokens[i, : len(x)] = x
     lang_ix = {l: i for i, l in enumerate(vocab.langs)}
     return EncodedCaptions(
-        tokens=tokens,
-        lengths=lengths,
-        image_row=torch.tensor([image_index[i] for i in captions["image_id"]], dtype=torch.long),
-        lang=torch.tensor([lang_ix[l] for l in captions["lang"]], dtype=torch.long),
+        tokens=torch.from_numpy(tokens),
+        lengths=torch.from_numpy(lengths),
+        image_row=torch.tensor([image_index[i] for i in images], dtype=torch.long),
+        lang=torch.tensor([lang_ix[l] for l in langs], dtype=torch.long),
         langs=list(vocab.langs),
         frame=captions.reset_index(drop=True),
     )

@@ -1,5 +1,8 @@
-"""The epoch loop: Adam, per-epoch validation, best-epoch selection, and a
-checkpoint after every epoch that a re-run resumes from.
+"""The epoch loop: per-epoch validation, best-epoch selection, and a checkpoint
+after every epoch that a re-run resumes from.
+
+:func:`run_epochs` is the loop every training branch shares (the text models'
+:func:`fit`, the grounded-speech models' ``polyvse.speech.train``).
 
 The checkpoint carries a fingerprint of everything that defines the run
 (model config, data sizes, settings): a re-run with other settings starts
@@ -14,7 +17,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -70,21 +73,30 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def fit(model: nn.Module, objective: Objective, train: EncodedCaptions, features: Tensor,
-        validate: Callable[[nn.Module], float], settings: TrainSettings, checkpoint_dir: Path,
-        run_id: str, device: torch.device, progress: bool = True) -> FitResult:
-    """Train ``model`` and return the state of its best epoch by ``validate``.
+def run_epochs(model: nn.Module, optimiser: torch.optim.Optimizer,
+               batches: Callable[[np.random.Generator], Iterable[object]], n_batches: int,
+               step: Callable[[object], dict[str, Tensor]], validate: Callable[[nn.Module], float | Mapping],
+               *, epochs: int, seed: int, checkpoint_dir: Path, run_id: str, device: torch.device,
+               grad_clip: float = 0.0, scheduler: object | None = None,
+               after_step: Callable[[], None] | None = None, stateful: Mapping[str, object] | None = None,
+               score_name: str = "val_mR", progress: bool = True) -> FitResult:
+    """The epoch loop every training branch shares: train, validate, keep the best, checkpoint.
 
-    features: ``(N, F)`` image features indexed by ``train.image_row``.
-    ``validate(model) -> score`` (higher is better, e.g. validation mR).
-    A checkpoint ``checkpoint_dir/last.pt`` is written after every epoch; if it
-    exists with the same ``run_id`` the loop resumes after its last epoch.
+    ``batches(rng)`` yields one epoch's batches (``n_batches`` of them) from an rng seeded
+    by (seed, epoch), so a resumed run draws the same batches as an uninterrupted one;
+    ``step(batch)`` returns named loss terms of which ``loss`` is optimised;
+    ``validate(model)`` returns the score (higher is better) or a mapping holding it
+    under ``score_name`` plus further columns for the per-epoch log.
+    ``scheduler.step()`` and ``after_step()`` run after every optimiser step; the state of
+    the scheduler and of every ``stateful`` object (``state_dict``/``load_state_dict``)
+    travels in the checkpoint. A checkpoint ``checkpoint_dir/last.pt`` is written after
+    every epoch; if it exists with the same ``run_id`` the loop resumes after its last epoch.
     """
     checkpoint_dir = Path(checkpoint_dir)
     last_path = checkpoint_dir / "last.pt"
-    model.to(device)
-    optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad],
-                                 lr=settings.lr, weight_decay=settings.weight_decay)
+    stateful = dict(stateful or {})
+    if scheduler is not None:
+        stateful["scheduler"] = scheduler
     rows: list[dict] = []
     best = {"epoch": 0, "score": -np.inf, "state": copy.deepcopy(model.state_dict())}
     start = 0
@@ -93,42 +105,75 @@ def fit(model: nn.Module, objective: Objective, train: EncodedCaptions, features
         if ckpt.get("run_id") == run_id:
             model.load_state_dict(ckpt["model"])
             optimiser.load_state_dict(ckpt["optimiser"])
+            for name, obj in stateful.items():
+                obj.load_state_dict(ckpt["state"][name])  # type: ignore[attr-defined]
             rows, best, start = ckpt["log"], ckpt["best"], ckpt["epoch"]
             log.info("resumed from checkpoint %s after epoch %d", last_path, start)
         else:
             log.info("checkpoint %s belongs to another configuration; starting afresh", last_path)
 
-    batches = ImageGroupedBatches(train.image_row, settings.images_per_batch, settings.captions_per_image)
-    features = features.float()
-    for epoch in range(start + 1, settings.epochs + 1):
+    for epoch in range(start + 1, epochs + 1):
         # Seeds per epoch make a resumed run draw the same batches as an uninterrupted one.
-        rng = np.random.default_rng([settings.seed, epoch])
-        torch.manual_seed(settings.seed * 100_003 + epoch)
+        rng = np.random.default_rng([seed, epoch])
+        torch.manual_seed(seed * 100_003 + epoch)
         model.train()
         t0 = time.perf_counter()
         sums: dict[str, float] = {}
-        bar = tqdm(batches.epoch(rng), total=len(batches), desc=f"epoch {epoch}/{settings.epochs}",
+        bar = tqdm(batches(rng), total=n_batches, desc=f"epoch {epoch}/{epochs}",
                    disable=not progress, file=sys.stderr, mininterval=5.0, leave=False)
-        for rows_ix in bar:
-            batch = collate(train, rows_ix, features, device)
-            terms = objective(model, batch)
+        for batch in bar:
+            terms = step(batch)
             optimiser.zero_grad(set_to_none=True)
             terms["loss"].backward()
-            if settings.grad_clip > 0:
-                nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
+            if grad_clip > 0:
+                nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
             optimiser.step()
+            if scheduler is not None:
+                scheduler.step()  # type: ignore[attr-defined]
+            if after_step is not None:
+                after_step()
             for k, v in terms.items():
                 sums[k] = sums.get(k, 0.0) + float(v.detach())
         model.eval()
         with torch.no_grad():
-            score = float(validate(model))
-        row = {"epoch": epoch, **{k: v / len(batches) for k, v in sums.items()}, "val_mR": score,
+            validated = validate(model)
+        scores = dict(validated) if isinstance(validated, Mapping) else {score_name: float(validated)}
+        score = float(scores[score_name])
+        row = {"epoch": epoch, **{k: v / max(1, n_batches) for k, v in sums.items()}, **scores,
                "seconds": round(time.perf_counter() - t0, 2)}
         rows.append(row)
         if score > best["score"]:
             best = {"epoch": epoch, "score": score, "state": copy.deepcopy(model.state_dict())}
         log.info("epoch %d: %s", epoch, "  ".join(f"{k}={v:.4g}" for k, v in row.items() if k != "epoch"))
         save_torch({"run_id": run_id, "epoch": epoch, "model": model.state_dict(),
-                    "optimiser": optimiser.state_dict(), "log": rows, "best": best}, last_path)
+                    "optimiser": optimiser.state_dict(), "log": rows, "best": best,
+                    "state": {name: obj.state_dict() for name, obj in stateful.items()}},  # type: ignore[attr-defined]
+                   last_path)
         write_tsv(pd.DataFrame(rows), checkpoint_dir / "epochs.tsv", float_format="%.5g")
     return FitResult(best["state"], best["epoch"], float(best["score"]), pd.DataFrame(rows), resumed_from=start)
+
+
+def fit(model: nn.Module, objective: Objective, train: EncodedCaptions, features: Tensor,
+        validate: Callable[[nn.Module], float], settings: TrainSettings, checkpoint_dir: Path,
+        run_id: str, device: torch.device, progress: bool = True) -> FitResult:
+    """Train ``model`` and return the state of its best epoch by ``validate``.
+
+    features: ``(N, F)`` image features indexed by ``train.image_row``.
+    ``validate(model) -> score`` (higher is better, e.g. validation mR).
+    A checkpoint ``checkpoint_dir/last.pt`` is written after every epoch; if it
+    exists with the same ``run_id`` the loop resumes after its last epoch
+    (:func:`run_epochs`).
+    """
+    model.to(device)
+    optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad],
+                                 lr=settings.lr, weight_decay=settings.weight_decay)
+    batches = ImageGroupedBatches(train.image_row, settings.images_per_batch, settings.captions_per_image)
+    features = features.float()
+
+    def epoch_batches(rng: np.random.Generator) -> Iterator[dict[str, Tensor]]:
+        for rows_ix in batches.epoch(rng):
+            yield collate(train, rows_ix, features, device)
+
+    return run_epochs(model, optimiser, epoch_batches, len(batches), lambda batch: objective(model, batch),
+                      validate, epochs=settings.epochs, seed=settings.seed, checkpoint_dir=checkpoint_dir,
+                      run_id=run_id, device=device, grad_clip=settings.grad_clip, progress=progress)

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
+from torch import Tensor
 
 from polyvse.evaluate.embed import mean_validation_recall
-from polyvse.models.registry import build_model
 from polyvse.text.vocab import Vocabulary
-from polyvse.train.data import encode_captions
-from polyvse.train.loop import FitResult, TrainSettings, fingerprint, fit, resolve_device
-from polyvse.train.objectives import EmbNObjective
+from polyvse.train import families
+from polyvse.train.data import ImageGroupedBatches, collate, encode_captions
+from polyvse.train.families import FamilyInputs
+from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +25,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class TrainedModel:
     model: torch.nn.Module
-    vocab: Vocabulary
+    vocab: Vocabulary  # or a CharVocabulary (LIWE), DictionaryMappedVocabulary (dictionary baseline)
     fit: FitResult
     max_len: int
 
@@ -49,18 +50,62 @@ def training_captions(captions: pd.DataFrame, split: str, langs: list[str], whic
     return captions[keep].reset_index(drop=True)
 
 
+class TrainingProgress:
+    """Fraction of the main phase's optimiser steps done, for objectives with
+    a ``progress`` attribute (the DANN weight of MULE's and SMALR's language
+    classifier); it travels in the checkpoint so a resumed run continues the
+    schedule where it stopped."""
+
+    def __init__(self, objective: object, total_steps: int):
+        self.objective, self.total, self.steps = objective, max(1, total_steps), 0
+        self._publish()
+
+    def _publish(self) -> None:
+        if hasattr(self.objective, "progress"):
+            self.objective.progress = min(1.0, self.steps / self.total)
+
+    def step(self) -> None:
+        self.steps += 1
+        self._publish()
+
+    def state_dict(self) -> dict:
+        return {"steps": self.steps}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.steps = int(state["steps"])
+        self._publish()
+
+
+def phase_loss(objective: object, model: torch.nn.Module, batches: list[dict]) -> dict[str, float]:
+    """Validation of a phase selected by its loss: the mean objective on fixed batches."""
+    loss = float(np.mean([float(objective(model, b)["loss"]) for b in batches]))
+    return {"val_score": -loss, "val_loss": loss}
+
+
 def train_variant(captions: pd.DataFrame, features: np.ndarray, image_ids: list[str],
                   vocab_counts: Mapping[str, Mapping[str, int]], settings: Mapping,
-                  checkpoint_dir: Path, threads: int = 1, progress: bool = True) -> TrainedModel:
-    """Train one variant as ``settings`` (see polyvse.config.variant_settings) describes."""
+                  checkpoint_dir: Path, threads: int = 1, progress: bool = True,
+                  inputs: FamilyInputs | None = None) -> TrainedModel:
+    """Train one variant as ``settings`` (see polyvse.config.variant_settings) describes.
+
+    ``vocab_counts``: per language, the vocabulary file's counts in file order;
+    ``inputs``: the family's extra inputs (FastText / PCA tables, latent
+    pretraining, dictionaries; :class:`polyvse.train.families.FamilyInputs`).
+    The family decides vocabulary, model, objective and phases
+    (:mod:`polyvse.train.families`); every phase checkpoints after each epoch
+    and resumes (the main phase in ``checkpoint_dir``, others in a subfolder).
+    """
     torch.set_num_threads(threads)  # the job's threads: no oversubscription beside other jobs
     langs, tr, text = settings["train_langs"], settings["training"], settings["text"]
     torch.manual_seed(settings["seed"])
-    vocab = Vocabulary.from_counts({l: vocab_counts[l] for l in langs}, text["min_count"], text["segmenter"])
+    inputs = inputs or FamilyInputs()
+    inputs.counts = {l: dict(vocab_counts[l]) for l in vocab_counts}
+    inputs.tokens = inputs.tokens or {l: list(vocab_counts[l]) for l in vocab_counts}
     image_index = {img: i for i, img in enumerate(image_ids)}
     train_caps = training_captions(captions, "train", langs, settings["captions"])
     if train_caps.empty:
         raise ValueError(f"no training captions for languages {langs}")
+    vocab = families.build_vocabulary(settings, inputs, train_caps)
     train_enc = encode_captions(train_caps, vocab, image_index, text["max_len"])
     val_by_lang = {}
     for lang in langs:
@@ -71,18 +116,51 @@ def train_variant(captions: pd.DataFrame, features: np.ndarray, image_ids: list[
         raise ValueError(f"no validation captions for languages {langs}: cannot select the best epoch")
     device = resolve_device(tr["device"])
     feats = torch.from_numpy(np.asarray(features, dtype=np.float32))
-    model = build_model(settings["model"], vocab, feats.shape[1], settings["model_options"])
-    objective = EmbNObjective(tr["margin"], tr["top_k"], tr["sentence_weight"], tr["neighbourhood_weight"])
-    loop = TrainSettings(epochs=tr["epochs"], lr=tr["lr"], weight_decay=tr["weight_decay"],
-                         images_per_batch=tr["images_per_batch"], captions_per_image=tr["captions_per_image"],
-                         grad_clip=tr["grad_clip"], seed=settings["seed"])
+    model = families.build_model(settings, vocab, feats.shape[1], inputs)
+    model.to(device)
+    batches = ImageGroupedBatches(train_enc.image_row, tr["images_per_batch"], tr["captions_per_image"])
+    n_batches = min(len(batches), tr.get("batches_per_epoch") or len(batches))
     run_id = fingerprint(settings, len(vocab), feats.shape, len(train_caps))
-    log.info("training %s on %s: %d sentences, %d images, vocabulary %d, device %s, %d threads",
-             settings["model"], "+".join(langs), len(train_caps), train_enc.image_row.unique().numel(),
-             len(vocab), device, threads)
-    result = fit(model, objective, train_enc, feats,
-                 lambda m: mean_validation_recall(m, feats, val_by_lang), loop,
-                 checkpoint_dir, run_id, device, progress)
+    log.info("training %s on %s: %d sentences, %d images, vocabulary %d, %d batches an epoch, device %s, "
+             "%d threads", settings["model"], "+".join(langs), len(train_caps), train_enc.image_row.unique().numel(),
+             len(vocab), n_batches, device, threads)
+
+    def epoch_batches(rng: np.random.Generator) -> Iterator[dict[str, Tensor]]:
+        for i, rows in enumerate(batches.epoch(rng)):
+            if i >= n_batches:
+                return
+            yield collate(train_enc, rows, feats, device)
+
+    def validate_retrieval(m: torch.nn.Module) -> float:
+        return mean_validation_recall(m, feats, val_by_lang)
+
+    result = None
+    for phase in families.phases(settings, model):
+        params = [p for p in (phase.parameters if phase.parameters is not None else model.parameters())
+                  if p.requires_grad]
+        optimiser = torch.optim.Adam(params, lr=tr["lr"], weight_decay=tr["weight_decay"], foreach=True)
+        tracker = TrainingProgress(phase.objective, phase.epochs * n_batches)
+        if phase.select_by == "loss":
+            all_val = pd.concat([enc.frame for enc in val_by_lang.values()], ignore_index=True)
+            val_enc = encode_captions(all_val, vocab, image_index, text["max_len"])
+            val_sampler = ImageGroupedBatches(val_enc.image_row, tr["images_per_batch"], tr["captions_per_image"])
+            fixed = [collate(val_enc, rows, feats, device)
+                     for rows in val_sampler.epoch(np.random.default_rng([settings["seed"], 0]))]
+            validate, score_name = (lambda m, o=phase.objective, f=fixed: phase_loss(o, m, f)), "val_score"
+        else:
+            validate, score_name = validate_retrieval, "val_mR"
+        last = phase.name == "main"
+        where = Path(checkpoint_dir) if last else Path(checkpoint_dir) / phase.name
+        log.info("phase %s: %d epochs", phase.name, phase.epochs)
+        result = run_epochs(model, optimiser, epoch_batches, n_batches,
+                            lambda batch, o=phase.objective: o(model, batch), validate,
+                            epochs=phase.epochs, seed=settings["seed"], checkpoint_dir=where,
+                            run_id=fingerprint(run_id, phase.name), device=device, grad_clip=tr["grad_clip"],
+                            after_step=tracker.step, stateful={"progress": tracker}, score_name=score_name,
+                            progress=progress)
+        if not last:
+            # the next phase starts from this phase's last state (LP aligns the language layers)
+            log.info("phase %s done: %s", phase.name, result.log.iloc[-1].to_dict() if len(result.log) else {})
     model.load_state_dict(result.best_state)
     model.cpu()
     log.info("best epoch %d, validation mR %.2f", result.best_epoch, result.best_score)

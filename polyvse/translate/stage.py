@@ -59,8 +59,9 @@ def augmented_captions(captions: pd.DataFrame, langs: Sequence[str], settings: M
 
 
 def query_translations(captions: pd.DataFrame, langs: Sequence[str], settings: Mapping,
-                       dictionaries: str | Path | None) -> pd.DataFrame:
-    """Every human test caption in every other language (SMALR §3.4 CLC; the
-    ``tgt_lang == "en"`` rows are the queries of the translate-to-English baseline)."""
+                       dictionaries: str | Path | None, split: str = "test") -> pd.DataFrame:
+    """Every human caption of ``split`` in every other language (SMALR §3.4 CLC; the
+    test ``tgt_lang == "en"`` rows are the queries of the translate-to-English
+    baseline; the val table is what CLC-C is fitted on). Same columns for both splits."""
     with cached_translator(settings, langs, dictionaries) as translator:
-        return clc_translations(captions, langs, translator)
+        return clc_translations(captions, langs, translator, split=split)

@@ -1,0 +1,130 @@
+"""Training of one grounded-speech variant (thesis §3.1.2).
+
+Adam (β = 0.9, 0.999), batches of 128 datapoints, learning rate 1e-3 with a linear
+warm-up over the first 10 % of the steps and ×0.99 every 50 steps after it
+(:mod:`polyvse.speech.schedule`); the attention layers may have their own rate
+(Tables 3.3–3.4). Each batch's K views are contrasted by the variant's framework
+(:mod:`polyvse.speech.multiview`) with its loss (:mod:`polyvse.speech.objectives`).
+Before training, the longest 5 % of each language's training utterances are cut
+to the longest of the rest (§2.4.2.1). After every epoch the model is scored on
+the validation split (mean R@1/5/10 over all view pairs, both directions); the
+best epoch is kept. The epoch loop, its checkpoints and resumption are the
+shared :func:`polyvse.train.loop.run_epochs`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from polyvse.speech.data import ViewSet
+from polyvse.speech.evaluate import evaluate_views, retrieval_scores
+from polyvse.speech.model import GroundedSpeechModel, build_speech_model, parameter_groups
+from polyvse.speech.multiview import multiview_loss
+from polyvse.speech.objectives import make_objective, step_objective
+from polyvse.speech.schedule import make_adam, warmup_step_decay_scheduler
+from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
+
+log = logging.getLogger(__name__)
+
+
+def retrieval_normalizes(loss: str, loss_options: Mapping[str, Any]) -> bool:
+    """Whether retrieval scores unit vectors: for the hypersphere loss (§3.1.3) and cosine losses."""
+    return loss == "hypersphere" or loss_options.get("similarity") == "cosine"
+
+
+def steps_per_epoch(n: int, batch_size: int) -> int:
+    """Batches of an epoch; a last batch of a single datapoint is dropped (nothing to contrast)."""
+    full, rest = divmod(n, batch_size)
+    return full + (1 if rest >= 2 else 0)
+
+
+@dataclass
+class TrainedSpeechModel:
+    model: GroundedSpeechModel
+    fit: FitResult
+    settings: dict[str, Any]
+    max_frames: dict[str, int | None]
+
+    @property
+    def normalize(self) -> bool:
+        tr = self.settings["training"]
+        return retrieval_normalizes(tr["loss"], tr.get("loss_options") or {})
+
+    def saved(self) -> dict[str, Any]:
+        """What ``model.pt`` holds: enough to rebuild and evaluate the model."""
+        return {"family": "grounded_speech", "config": self.model.config, "state_dict": self.model.state_dict(),
+                "best_epoch": self.fit.best_epoch, "val_recall": self.fit.best_score,
+                "normalize": self.normalize, "settings": self.settings, "max_frames": self.max_frames}
+
+    def summary(self) -> dict[str, Any]:
+        return {"params": int(self.model.parameter_count()), "best_epoch": int(self.fit.best_epoch),
+                "val_recall": round(float(self.fit.best_score), 3), "epochs_run": int(len(self.fit.log)),
+                "resumed_from_epoch": int(self.fit.resumed_from), "max_frames": self.max_frames}
+
+
+def model_from_saved(saved: Mapping[str, Any]) -> GroundedSpeechModel:
+    """Rebuild a trained model from the dict of :meth:`TrainedSpeechModel.saved`."""
+    model = GroundedSpeechModel(saved["config"])
+    model.load_state_dict(saved["state_dict"])
+    model.eval()
+    return model
+
+
+def train_speech(train: ViewSet, val: ViewSet, features: np.ndarray, settings: Mapping[str, Any],
+                 checkpoint_dir: Path, threads: int = 1, progress: bool = True) -> TrainedSpeechModel:
+    """Train one variant. ``settings``: ``{"model": {...}, "training": {...}, "seed": int}``
+    (``polyvse.config.speech_variant_settings``); ``features`` ``(N_images, F)`` indexed by the
+    view sets' ``image_rows``."""
+    torch.set_num_threads(max(1, int(threads)))  # the job's threads: no oversubscription beside other jobs
+    tr, seed = settings["training"], int(settings["seed"])
+    torch.manual_seed(seed)
+    device = resolve_device(tr["device"])
+    train = train.truncated(tr["truncate_fraction"])
+    feats = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32))
+    model = build_speech_model(settings["model"], train.langs, feats.shape[1]).to(device)
+    objective = make_objective(tr["loss"], **(tr.get("loss_options") or {})).to(device)
+    optimiser = make_adam(parameter_groups(model, tr["lr"], tr.get("attention_lr")), lr=tr["lr"],
+                          weight_decay=tr["weight_decay"])
+    batch_size = int(tr["batch_size"])
+    n_batches = steps_per_epoch(len(train), batch_size)
+    if n_batches == 0:
+        raise ValueError(f"{len(train)} training datapoints: need at least 2 to contrast")
+    scheduler = warmup_step_decay_scheduler(optimiser, n_batches * int(tr["epochs"]), tr["warmup_fraction"],
+                                            tr["decay"], tr["decay_every"])
+    normalize = retrieval_normalizes(tr["loss"], tr.get("loss_options") or {})
+
+    def batches(rng: np.random.Generator) -> Iterator[dict[str, object]]:
+        for index in train.batches(batch_size, rng):
+            if len(index) >= 2:
+                yield train.batch(index, feats, device)
+
+    def step(batch: dict[str, object]) -> dict[str, Tensor]:
+        return {"loss": multiview_loss(tr["framework"], model.views(batch), objective)}
+
+    def validate(m: torch.nn.Module) -> dict[str, float]:
+        return retrieval_scores(evaluate_views(model, val, feats, normalize, tr["eval_batch_size"], device))
+
+    run_id = fingerprint(settings, len(train), len(val), list(feats.shape), train.max_frames)
+    log.info("training %s with %s (%s framework) on %d datapoints (%s), %d validation; "
+             "%d parameters, %d steps of %d; truncation caps %s; device %s, %d threads",
+             settings["model"].get("pooling"), tr["loss"], tr["framework"], len(train), "+".join(train.langs),
+             len(val), model.parameter_count(), n_batches * int(tr["epochs"]), batch_size, train.max_frames,
+             device, threads)
+    result = run_epochs(model, optimiser, batches, n_batches, step, validate, epochs=int(tr["epochs"]), seed=seed,
+                        checkpoint_dir=checkpoint_dir, run_id=run_id, device=device, grad_clip=tr["grad_clip"],
+                        scheduler=scheduler, after_step=lambda: step_objective(objective),
+                        stateful={"objective": objective}, score_name="val_recall", progress=progress)
+    model.load_state_dict(result.best_state)
+    model.cpu().eval()
+    log.info("best epoch %d, validation recall %.2f", result.best_epoch, result.best_score)
+    return TrainedSpeechModel(model, result, {k: settings[k] for k in ("model", "training", "seed")},
+                              dict(train.max_frames))
+

@@ -1,0 +1,38 @@
+def pretrain_inputs(wildcards):
+    """Training captions, vocabularies and FastText tables of the pretraining's languages."""
+    s = pretrain_settings(config, wildcards.name, wildcards.dataset)
+    augmented = s["captions"] == "augmented"
+    origin = "augmented" if augmented else "human"
+    ds = wildcards.dataset
+    return {
+        "captions": f"{R}/{ds}/{'captions_augmented' if augmented else 'captions'}.parquet",
+        "vocab": expand(f"{R}/{ds}/vocab/{origin}/{{lang}}.tsv", lang=s["langs"]),
+        "fasttext": expand(f"{R}/{ds}/fasttext/{origin}/{{lang}}.npy", lang=s["langs"]),
+    }
+
+
+rule pretrain:
+    """SMALR's latent shared vocabulary (§3.1): the frozen word → latent-token
+    assignment of every word of the pretraining's languages and the initial
+    latent embeddings of the tokens used (unused ones dropped), for LA / HEM / SMALR."""
+    input:
+        unpack(pretrain_inputs),
+    output:
+        f"{R}/{{dataset}}/pretrain/{{name}}.pt",
+    log:
+        "logs/{dataset}/pretrain_{name}.log",
+    params:
+        settings=lambda wc: pretrain_settings(config, wc.name, wc.dataset),
+        text=config["text"],
+        seed=config["seed"],
+        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/pretrain/{wc.name}.checkpoint",
+    wildcard_constraints:
+        name=names_regex(config["pretrain"]),
+    threads: config["resources"]["train"]["threads"]
+    resources:
+        gpu=config["resources"]["train"]["gpu"],
+        cpus_per_gpu=config["resources"]["train"]["threads"],
+        mem_mb=config["resources"]["train"]["mem_mb"],
+        runtime=config["resources"]["train"]["runtime"],
+    script:
+        "../workflow_scripts/pretrain.py"

@@ -1,0 +1,149 @@
+# The grounded-speech branch (speech_grounding_thesis_2021; DESIGN.md stages 1, 5, 7-9):
+# spoken captions → log-Mel stores → one training per speech variant → retrieval
+# between every view pair → the thesis' Tables 3.1-3.4, 4.1, 5.1.
+
+
+def speech_dataset_langs(wildcards):
+    return config["datasets"][wildcards.dataset]["langs"]
+
+
+def utterances_inputs(wildcards):
+    ds = config["datasets"][wildcards.dataset]
+    if ds["adapter"] == "places_speech":
+        return {"listed": ds["places_speech"]["utterances"]}
+    return {"captions": f"{R}/{wildcards.dataset}/captions.parquet"}
+
+
+def speech_view_inputs(wildcards):
+    """What a speech model reads: utterances, every language's log-Mel store, image features."""
+    dataset = speech_variant_dataset(config, wildcards.variant)
+    if dataset != wildcards.dataset:
+        raise ValueError(f"speech variant {wildcards.variant} trains on dataset {dataset}, not {wildcards.dataset}")
+    return {
+        "utterances": f"{R}/{dataset}/utterances.parquet",
+        "logmel": expand(f"{R}/{dataset}/logmel/{{lang}}.npz", lang=config["datasets"][dataset]["langs"]),
+        "features": f"{R}/{dataset}/image_features/{BACKBONE}.npy",
+        "ids": f"{R}/{dataset}/image_features/{BACKBONE}.ids.txt",
+    }
+
+
+def speech_report_files(kind):
+    def files(wildcards):
+        variants = speech_report_variants(config, wildcards.speech_report)
+        name = {"evals": "eval.tsv", "params": "params.json"}[kind]
+        return [f"{R}/{speech_variant_dataset(config, v)}/speech/{v}/{name}" for v in variants]
+
+    return files
+
+
+rule utterances:
+    """Spoken captions → utterances.parquet (image_id, split, lang, path): synthetic datasets
+    speak one caption per image and language with espeak-ng into wav/{lang}/; places_speech
+    checks every wav of the user's list (a bad file fails with its path)."""
+    input:
+        unpack(utterances_inputs),
+    output:
+        f"{R}/{{dataset}}/utterances.parquet",
+    log:
+        "logs/{dataset}/utterances.log",
+    params:
+        dataset=lambda wc: config["datasets"][wc.dataset],
+        tts=config["speech"]["tts"],
+        out_dir=lambda wc: f"{R}/{wc.dataset}",
+    threads: config["resources"]["features"]["threads"]
+    resources:
+        mem_mb=config["resources"]["features"]["mem_mb"],
+        runtime=config["resources"]["features"]["runtime"],
+    script:
+        "../workflow_scripts/make_utterances.py"
+
+
+rule logmel:
+    """One language's utterances → a memory-mappable log-Mel store (40 bins, 25 ms / 10 ms, thesis §2.4.2.1);
+    the log reports the throughput in utterances per second."""
+    input:
+        utterances=f"{R}/{{dataset}}/utterances.parquet",
+    output:
+        f"{R}/{{dataset}}/logmel/{{lang}}.npz",
+    log:
+        "logs/{dataset}/logmel_{lang}.log",
+    params:
+        root=lambda wc: f"{R}/{wc.dataset}",
+    threads: config["resources"]["features"]["threads"]
+    resources:
+        mem_mb=config["resources"]["features"]["mem_mb"],
+        runtime=config["resources"]["features"]["runtime"],
+    script:
+        "../workflow_scripts/extract_logmel.py"
+
+
+rule speech_train:
+    """One grounded-speech variant (thesis §3.1.2): checkpoints every epoch, resumes after a kill,
+    keeps the best epoch by validation recall. Requests a GPU on a cluster; CPU otherwise."""
+    input:
+        unpack(speech_view_inputs),
+    output:
+        model=f"{R}/{{dataset}}/speech/{{variant}}/model.pt",
+        epochs=f"{R}/{{dataset}}/speech/{{variant}}/epochs.tsv",
+        params=f"{R}/{{dataset}}/speech/{{variant}}/params.json",
+    log:
+        "logs/{dataset}/speech_train_{variant}.log",
+    params:
+        settings=lambda wc: speech_variant_settings(config, wc.variant),
+        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/speech/{wc.variant}/checkpoint",
+    threads: config["resources"]["speech_train"]["threads"]
+    resources:
+        gpu=config["resources"]["speech_train"]["gpu"],
+        cpus_per_gpu=config["resources"]["speech_train"]["threads"],
+        mem_mb=config["resources"]["speech_train"]["mem_mb"],
+        runtime=config["resources"]["speech_train"]["runtime"],
+    script:
+        "../workflow_scripts/speech_train.py"
+
+
+rule speech_evaluate:
+    """Test retrieval between every pair of views (thesis §3.1.3): R@1/5/10 per direction and
+    averaged over both, median ranks, and the best epoch."""
+    input:
+        unpack(speech_view_inputs),
+        model=f"{R}/{{dataset}}/speech/{{variant}}/model.pt",
+    output:
+        f"{R}/{{dataset}}/speech/{{variant}}/eval.tsv",
+    log:
+        "logs/{dataset}/speech_evaluate_{variant}.log",
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../workflow_scripts/speech_evaluate.py"
+
+
+rule speech_table:
+    """A thesis table: a row per variant, R@1/5/10 of the image and cross-lingual view pairs, the best epoch."""
+    input:
+        evals=speech_report_files("evals"),
+        params=speech_report_files("params"),
+    output:
+        tsv=report(f"{R}/{{speech_report}}.tsv", category="Speech tables", caption="../report/speech_table.rst"),
+        md=report(f"{R}/{{speech_report}}.md", category="Speech tables", caption="../report/speech_table.rst"),
+    log:
+        "logs/report_{speech_report}.log",
+    params:
+        report=lambda wc: config["speech"]["reports"][wc.speech_report],
+        variants=lambda wc: speech_report_variants(config, wc.speech_report),
+        dataset=lambda wc: speech_report_dataset(config, wc.speech_report),
+        langs=lambda wc: config["datasets"][speech_report_dataset(config, wc.speech_report)]["langs"],
+    wildcard_constraints:
+        speech_report=names_regex(config["speech"]["reports"]),
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    script:
+        "../workflow_scripts/make_speech_table.py"
+
+
+# a table is a few lines of pandas: no cluster submission for it
+localrules:
+    speech_table,

@@ -1,0 +1,418 @@
+"""The grounded-speech pipeline around the encoders: utterance tables and lists, view sets,
+pairwise retrieval, training with resumable checkpoints, the thesis tables, config checks."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pandas as pd
+import pytest
+import soundfile as sf
+import torch
+import yaml
+from pathlib import Path
+
+from polyvse.config import SPEECH_LOSS_OPTIONS, ConfigError, check_config, speech_variant_settings
+from polyvse.errors import InputError
+from polyvse.speech.data import view_set
+from polyvse.evaluate.retrieval import bidirectional_retrieval
+from polyvse.speech.evaluate import expected_recalls, mean_recall, pair_retrieval, view_pairs
+from polyvse.speech.model import build_speech_model, parameter_groups
+from polyvse.speech.objectives import OBJECTIVES, make_objective
+from polyvse.speech.report import block_columns, chance_note, speech_markdown, speech_table
+from polyvse.speech.store import extraction_processes, open_store, write_store
+from polyvse.speech.train import model_from_saved, steps_per_epoch, train_speech
+from polyvse.speech.utterances import read_utterance_list, synthetic_requests, validate_utterances
+from polyvse.train.loop import run_epochs
+
+REPO = Path(__file__).resolve().parents[1]
+LANGS = ["en", "hi", "ja"]
+
+
+# ----------------------------------------------------------------------------- utterance tables
+
+def _captions(n: int = 3) -> pd.DataFrame:
+    rows = []
+    for i in range(n):
+        for lang in LANGS:
+            for cap in (0, 1):
+                rows.append({"image_id": f"im{i}", "split": "train" if i else "test", "lang": lang, "cap_idx": cap,
+                             "text": f"{lang} caption {cap} of {i}", "origin": "human"})
+    return pd.DataFrame(rows)
+
+
+def test_synthetic_requests_one_utterance_per_image_and_language(tmp_path):
+    table, requests = synthetic_requests(_captions(), LANGS, tmp_path)
+    assert list(table.columns) == ["image_id", "split", "lang", "path"]
+    assert len(table) == 9 and table.groupby("lang").size().tolist() == [3, 3, 3]
+    assert table["path"].iloc[4] == "wav/hi/im1.wav" and table["split"].iloc[3] == "test"
+    assert [r.text for r in requests[:2]] == ["en caption 0 of 0", "en caption 0 of 1"]  # cap_idx 0 only
+    assert requests[4].key == "hi/im1" and requests[4].path == str(tmp_path / "wav/hi/im1.wav")
+    second, _ = synthetic_requests(_captions(), ["ja"], tmp_path, cap_idx=1)
+    assert len(second) == 3
+    no_hi = _captions()[lambda d: ~((d["lang"] == "hi") & (d["image_id"] == "im2"))]
+    with pytest.raises(InputError, match="1 images have no hi caption 0"):
+        synthetic_requests(no_hi, LANGS, tmp_path)
+
+
+def test_validate_utterances_refuses_duplicates_and_split_changes():
+    ok = pd.DataFrame({"image_id": ["a", "a"], "split": ["val", "val"], "lang": ["en", "hi"], "path": ["x", "y"]})
+    assert validate_utterances(ok, "t").shape == (2, 4)
+    with pytest.raises(InputError, match="second utterance"):
+        validate_utterances(ok.assign(lang=["en", "en"]), "t")
+    with pytest.raises(InputError, match="two splits"):
+        validate_utterances(ok.assign(split=["val", "test"]), "t")
+    with pytest.raises(InputError, match="split 'dev'"):
+        validate_utterances(ok.assign(split=["dev", "dev"]), "t")
+
+
+def _wav(path: Path, seconds: float = 0.2) -> str:
+    sf.write(str(path), (0.1 * np.sin(np.arange(int(16000 * seconds)) / 5)).astype(np.float32), 16000,
+             subtype="PCM_16")
+    return path.name
+
+
+def _write_list(path: Path, rows: list[list[str]], sep: str = "\t", header=("image_id", "split", "lang", "wav")):
+    path.write_text("\n".join(sep.join(r) for r in [list(header), *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_utterance_list_skips_other_languages_and_incomplete_images(tmp_path):
+    rows = []
+    for i, split in enumerate(["train", "train", "test"]):
+        for lang in ["en", "hi", "de"]:
+            rows.append([f"p{i}", split, lang, _wav(tmp_path / f"p{i}_{lang}.wav")])
+    rows.append(["p3", "val", "en", _wav(tmp_path / "p3_en.wav")])  # no Hindi: left out
+    listed = _write_list(tmp_path / "list.csv", [r + [f"img/p{r[0][1:]}.jpg"] for r in rows], sep=",",
+                         header=("image_id", "split", "lang", "wav", "image"))
+    utt, images, counts = read_utterance_list(listed, ["en", "hi"], images_dir="/data/places")
+    assert counts == {"rows": 10, "other_language_rows": 3, "incomplete_images": 1, "images": 3}
+    assert utt["lang"].tolist() == ["en"] * 3 + ["hi"] * 3
+    assert utt["path"].iloc[0] == str(tmp_path / "p0_en.wav")  # relative to the list
+    assert images.to_dict("list") == {"image_id": ["p0", "p1", "p2"], "split": ["train", "train", "test"],
+                                      "path": [f"/data/places/img/p{i}.jpg" for i in range(3)]}
+
+
+def test_utterance_list_bad_wavs_name_the_file_and_line(tmp_path):
+    good = [_wav(tmp_path / "a_en.wav"), _wav(tmp_path / "a_hi.wav")]
+    cases = {"missing.wav": "does not exist", "empty.wav": "empty", "text.wav": "not a WAV",
+             "short.wav": "truncated"}
+    (tmp_path / "empty.wav").write_bytes(b"")
+    (tmp_path / "text.wav").write_text("hello")
+    data = (tmp_path / "a_en.wav").read_bytes()
+    (tmp_path / "short.wav").write_bytes(data[: len(data) // 2])  # header promises twice the audio
+    for name, reason in cases.items():
+        listed = _write_list(tmp_path / "l.tsv", [["a", "train", "en", good[0]], ["a", "train", "hi", good[1]],
+                                                  ["b", "train", "en", good[0]], ["b", "train", "hi", name]])
+        with pytest.raises(InputError, match=reason) as err:
+            read_utterance_list(listed, ["en", "hi"])
+        assert err.value.where == str(tmp_path / name)
+        assert f"{listed}, line 5" in str(err.value)
+
+
+def test_utterance_list_format_errors_name_the_line(tmp_path):
+    wav = _wav(tmp_path / "a.wav")
+    with pytest.raises(InputError, match="missing column"):
+        read_utterance_list(_write_list(tmp_path / "l.tsv", [["a", "train", "en"]], header=("image_id", "split", "lang")),
+                            ["en"])
+    bad = _write_list(tmp_path / "l.tsv", [["a", "train", "en", wav], ["b", "dev", "en", wav]])
+    with pytest.raises(InputError, match="split 'dev'") as err:
+        read_utterance_list(bad, ["en"])
+    assert err.value.line == 3
+    dup = _write_list(tmp_path / "l.tsv", [["a", "train", "en", wav], ["a", "train", "en", wav]])
+    with pytest.raises(InputError, match="second utterance") as err:
+        read_utterance_list(dup, ["en"])
+    assert err.value.line == 3
+    with pytest.raises(InputError, match="does not exist"):
+        read_utterance_list(tmp_path / "nope.tsv", ["en"])
+
+
+# ----------------------------------------------------------------------------- view sets
+
+def _toy_stores(tmp_path: Path, ids: list[str], langs=LANGS, seed: int = 0) -> dict:
+    """Per-language stores whose utterance i has a length and frames that encode its image."""
+    rng = np.random.default_rng(seed)
+    stores = {}
+    for li, lang in enumerate(langs):
+        feats = []
+        for i, _ in enumerate(ids):
+            t = 20 + int(rng.integers(0, 30))
+            base = np.zeros((t, 40), np.float32)
+            base[:, i % 40] = 5.0 + li  # the image index is readable from the frames
+            feats.append(base + rng.normal(0, 0.1, (t, 40)).astype(np.float32))
+        # store order differs from the image order: the view set must look rows up by key
+        order = rng.permutation(len(ids))
+        write_store(tmp_path / f"{lang}.npz", [ids[j] for j in order], [feats[j] for j in order])
+        stores[lang] = open_store(tmp_path / f"{lang}.npz")
+    return stores
+
+
+def _toy_utterances(ids: list[str], splits: list[str], langs=LANGS) -> pd.DataFrame:
+    return pd.DataFrame([{"image_id": i, "split": s, "lang": l, "path": f"wav/{l}/{i}.wav"}
+                         for l in langs for i, s in zip(ids, splits)])
+
+
+def test_view_set_aligns_stores_by_image_and_truncates(tmp_path):
+    ids = [f"im{i}" for i in range(40)]
+    stores = _toy_stores(tmp_path, ids)
+    utt = _toy_utterances(ids, ["train"] * 30 + ["val"] * 10)
+    index = {i: 39 - k for k, i in enumerate(ids)}  # feature rows reversed
+    train = view_set(utt, "train", stores, index, LANGS)
+    assert len(train) == 30 and train.image_rows[:3].tolist() == [39, 38, 37]
+    assert np.array_equal(stores["hi"][train.store_rows["hi"][7]], stores["hi"][stores["hi"].row("im7")])
+    cut = train.truncated(0.05)  # ⌊0.05·30⌋ = 1 utterance cut per language
+    for lang in LANGS:
+        lengths = np.sort(train.lengths(lang))
+        assert cut.max_frames[lang] == lengths[-2]
+    features = torch.arange(40, dtype=torch.float32).unsqueeze(1).repeat(1, 3)
+    batch = cut.batch([7, 2], features)
+    assert batch["image"][:, 0].tolist() == [32.0, 37.0]
+    x, lengths = batch["speech"]["ja"]
+    assert x.shape[0] == 2 and int(lengths.max()) <= cut.max_frames["ja"]
+    assert int(x[0, 0].argmax()) == 7  # the utterance of image 7
+    with pytest.raises(KeyError, match="no image features"):
+        view_set(utt, "val", stores, {i: 0 for i in ids[:35]}, LANGS)
+    with pytest.raises(ValueError, match="no test image"):
+        view_set(utt, "test", stores, index, LANGS)
+
+
+# ----------------------------------------------------------------------------- retrieval
+
+def test_view_pairs_follow_the_thesis_columns():
+    assert [p[0] for p in view_pairs(LANGS)] == ["E&I", "H&I", "J&I", "H&E", "J&E", "J&H"]
+    assert view_pairs(LANGS)[3][1:] == ("hi", "en", "cross")
+    assert block_columns(LANGS, "image")[:4] == ["E&I.R1", "H&I.R1", "J&I.R1", "E&I.R5"]
+    assert block_columns(LANGS, "cross")[-1] == "J&H.R10"
+
+
+def test_pair_retrieval_by_hand():
+    n = 12
+    eye = np.eye(n, dtype=np.float32)
+    # en retrieves the image perfectly; hi points mostly at the previous datapoint's image
+    emb = {"image": eye, "en": 2 * eye, "hi": np.roll(eye, 1, axis=0) + 0.5 * eye, "ja": eye + 0.1}
+    table = pair_retrieval(emb, LANGS).set_index("pair")
+    assert table.loc["E&I", ["r1", "r5", "r10"]].tolist() == [100.0, 100.0, 100.0]
+    # hi row i scores 1 with image i-1, 0.5 with its own image and 0 with the rest: exactly one
+    # score is higher than the truth's, so the truth ranks 2 in both directions
+    assert table.loc["H&I", "r1_ab"] == 0.0 and table.loc["H&I", "r5_ab"] == 100.0
+    assert table.loc["H&I", "medr_ab"] == 2.0 and table.loc["H&I", "medr_ba"] == 2.0
+    assert table.loc["J&H", "r1"] == 0.0
+    assert table.loc["H&E", "n"] == n
+    # a dot product favours long vectors; normalising (hypersphere, §3.1.3) removes that
+    skew = {"image": eye, "en": eye.copy(), "hi": eye, "ja": eye}
+    skew["en"][0] = 3.0  # a long en vector: with dot products it outscores every image's own utterance
+    dot = pair_retrieval(skew, LANGS).set_index("pair")
+    cos = pair_retrieval(skew, LANGS, normalize=True).set_index("pair")
+    assert dot.loc["E&I", "r1_ba"] == pytest.approx(100 / 12) and cos.loc["E&I", "r1_ba"] == 100.0
+    assert mean_recall(table, "image") == pytest.approx(table.loc[["E&I", "H&I", "J&I"], ["r1", "r5", "r10"]]
+                                                        .to_numpy().mean())
+
+
+def test_ties_count_as_random_order_so_a_collapsed_model_scores_chance():
+    n = 20
+    same = {v: np.ones((n, 4), np.float32) for v in ["image", *LANGS]}
+    table = pair_retrieval(same, LANGS)
+    assert np.allclose(table[["r1", "r5", "r10"]].to_numpy(), [100 * 1 / n, 100 * 5 / n, 100 * 10 / n])
+    assert table["medr_ab"].iloc[0] == (n + 1) / 2
+    # one tie: the truth and one other candidate share the top score → R@1 is a coin flip
+    scores = np.eye(3, dtype=np.float32)
+    scores[0, 1] = 1.0
+    recalls, _ = expected_recalls(scores, (1, 2))
+    assert recalls == {1: pytest.approx(100 * (0.5 + 1 + 1) / 3), 2: 100.0}
+    # without ties: the backbone's bidirectional retrieval, both directions
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(30, 8)), rng.normal(size=(30, 8))
+    scores = (a @ b.T).astype(np.float32)
+    backbone = bidirectional_retrieval(scores, np.arange(30))
+    assert expected_recalls(scores)[0] == pytest.approx(backbone.t2i)
+    assert expected_recalls(scores.T)[0] == pytest.approx(backbone.i2t)
+    assert expected_recalls(scores)[1] == backbone.medr_t2i
+
+
+# ----------------------------------------------------------------------------- model, training, resume
+
+SMALL_MODEL = {"widths": [8, 8, 8], "kernel": 3, "convs_per_stage": 2, "convs_per_residual": 2, "pooling": "avg",
+               "length_rule": "strides", "heads": 2, "dropout": 0.1, "use_cls": True, "ff_dim": 16,
+               "internal_attention": False, "sharing": "none", "lang_dim": 4}
+TRAINING = {"epochs": 3, "batch_size": 8, "lr": 0.01, "attention_lr": None, "weight_decay": 0.0,
+            "warmup_fraction": 0.1, "decay": 0.99, "decay_every": 2, "grad_clip": 0.0, "truncate_fraction": 0.05,
+            "loss": "mms_sched", "loss_options": {}, "framework": "full_graph", "eval_batch_size": 5,
+            "device": "cpu"}
+
+
+def test_parameter_groups_give_attention_layers_their_rate():
+    model = build_speech_model({**SMALL_MODEL, "pooling": "mhsa"}, LANGS, 6)
+    groups = parameter_groups(model, 1e-3, 1e-4)
+    attention = {id(p) for p in model.attention_parameters()}
+    assert groups[1]["lr"] == 1e-4 and {id(p) for p in groups[1]["params"]} == attention and attention
+    assert sum(len(g["params"]) for g in groups) == len(list(model.parameters()))
+    assert len(parameter_groups(model, 1e-3, None)) == 1
+    views = model.views({"image": torch.zeros(2, 6),
+                         "speech": {l: (torch.zeros(2, 10, 40), torch.tensor([10, 4])) for l in LANGS}})
+    assert len(views) == 4 and all(v.shape == (2, 8) for v in views)
+
+
+def test_steps_per_epoch_drops_a_lone_datapoint():
+    assert steps_per_epoch(10, 4) == 3 and steps_per_epoch(9, 4) == 2 and steps_per_epoch(8, 4) == 2
+
+
+def _toy_data(tmp_path):
+    ids = [f"im{i}" for i in range(30)]
+    stores = _toy_stores(tmp_path, ids)
+    utt = _toy_utterances(ids, ["train"] * 20 + ["val"] * 10)
+    index = {i: k for k, i in enumerate(ids)}
+    features = np.eye(30, 6, dtype=np.float32) + np.random.default_rng(1).normal(0, 0.1, (30, 6)).astype(np.float32)
+    return (view_set(utt, "train", stores, index, LANGS), view_set(utt, "val", stores, index, LANGS), features)
+
+
+def test_training_resumes_where_it_stopped(tmp_path):
+    torch.set_num_threads(1)
+    train, val, features = _toy_data(tmp_path)
+    settings = {"model": SMALL_MODEL, "training": TRAINING, "seed": 3}
+    whole = train_speech(train, val, features, settings, tmp_path / "whole", progress=False)
+    assert list(whole.fit.log["epoch"]) == [1, 2, 3] and 1 <= whole.fit.best_epoch <= 3
+    assert {"loss", "val_recall", "val_image_recall", "val_cross_recall"} <= set(whole.fit.log.columns)
+    # the scheduled margin advanced once per optimiser step (3 steps an epoch)
+    last = torch.load(tmp_path / "whole" / "last.pt", weights_only=False)
+    assert int(last["state"]["objective"]["steps"]) == 9 and last["state"]["scheduler"]["last_epoch"] == 9
+
+    # a run killed after its second epoch: the checkpoint of epoch 2 is what remains
+    calls = {"n": 0}
+    import polyvse.speech.train as speech_train
+
+    original = speech_train.retrieval_scores
+
+    def dying(table):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt("killed")
+        return original(table)
+
+    speech_train.retrieval_scores = dying
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            train_speech(train, val, features, settings, tmp_path / "killed", progress=False)
+    finally:
+        speech_train.retrieval_scores = original
+    resumed = train_speech(train, val, features, settings, tmp_path / "killed", progress=False)
+    assert resumed.fit.resumed_from == 2
+    cols = ["epoch", "loss", "val_recall"]
+    pd.testing.assert_frame_equal(resumed.fit.log[cols], whole.fit.log[cols])
+    for k, v in whole.model.state_dict().items():
+        assert torch.allclose(v.float(), resumed.model.state_dict()[k].float(), atol=1e-6), k
+    # other settings: the old checkpoint is not resumed
+    other = train_speech(train, val, features, {**settings, "seed": 4}, tmp_path / "killed", progress=False)
+    assert other.fit.resumed_from == 0
+    rebuilt = model_from_saved(whole.saved())
+    x = (torch.randn(2, 30, 40), torch.tensor([30, 12]))
+    assert torch.allclose(rebuilt.embed_speech("hi", *x), whole.model.embed_speech("hi", *x))
+
+
+def test_run_epochs_validates_with_a_mapping_and_keeps_the_best(tmp_path):
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scores = iter([1.0, 3.0, 2.0])
+    result = run_epochs(model, opt, lambda rng: [torch.ones(4, 2)], 1, lambda b: {"loss": model(b).pow(2).mean()},
+                        lambda m: {"score": next(scores), "other": 0.5}, epochs=3, seed=0,
+                        checkpoint_dir=tmp_path, run_id="x", device=torch.device("cpu"), score_name="score",
+                        progress=False)
+    assert result.best_epoch == 2 and result.best_score == 3.0
+    assert list(result.log.columns[:4]) == ["epoch", "loss", "score", "other"]
+
+
+# ----------------------------------------------------------------------------- tables
+
+def test_speech_table_layout_and_markdown():
+    pairs = [p[0] for p in view_pairs(LANGS)]
+    evals = {v: pd.DataFrame({"pair": pairs, "r1": np.arange(6) + off, "r5": np.arange(6) + 10 + off,
+                              "r10": np.arange(6) + 20 + off, "best_epoch": ep, "n": 64})
+             for v, off, ep in (("a", 0.0, 3), ("b", 0.5, 7))}
+    params = {"a": {"params": 1234}, "b": {"params": 99}}
+    table = speech_table([{"name": "Avg. Pool", "variant": "a"}, {"name": "MHSA", "variant": "b"},
+                          {"name": "again", "variant": "a"}], evals, params, LANGS)
+    assert list(table.columns) == ["model", *block_columns(LANGS, "image"), *block_columns(LANGS, "cross"),
+                                   "Ep", "params"]
+    assert table.shape == (3, 1 + 18 + 2)
+    row = table.iloc[1]
+    assert (row["E&I.R1"], row["J&I.R5"], row["H&E.R1"], row["J&H.R10"], row["Ep"]) == (0.5, 12.5, 3.5, 25.5, 7)
+    assert table.iloc[2]["params"] == 1234
+    md = speech_markdown(table, LANGS, "Table X", [chance_note(64)])
+    assert "| Image Ret | E&I.R1 | H&I.R1 | J&I.R1 | E&I.R5" in md and "| Cross-Ling | H&E.R1 | J&E.R1 | J&H.R1" in md
+    assert "| MHSA | 0.50% | 1.50% | 2.50% | 10.50%" in md
+    assert "chance level R@1 1.56%, R@5 7.81%, R@10 15.62%" in md
+
+
+# ----------------------------------------------------------------------------- config
+
+def test_loss_options_match_the_objectives():
+    assert set(SPEECH_LOSS_OPTIONS) == set(OBJECTIVES)
+    for name, cls in OBJECTIVES.items():
+        taken = set(inspect.signature(cls.__init__).parameters) - {"self"}
+        assert SPEECH_LOSS_OPTIONS[name] == taken, name
+    make_objective("hypersphere", **{k: v for k, v in {"lambda_u": 0.5}.items()})
+
+
+def _default_config() -> dict:
+    """The default config with the schema's defaults filled in, as snakemake's validate does."""
+    from snakemake.utils import validate
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    validate(config, str(REPO / "config" / "schema.yaml"))
+    return config
+
+
+def test_speech_config_checks_name_the_key():
+    import copy
+
+    schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
+    base = _default_config()
+    check_config(base, schema)
+    s = speech_variant_settings(base, "mhsa_lr1e4_d1")
+    assert s["model"]["pooling"] == "mhsa" and s["training"]["attention_lr"] == 1e-4 and s["langs"] == LANGS
+    assert s["model"]["widths"] == base["speech"]["model"]["widths"]  # global settings under the override
+
+    def fails(edit, key, reason):
+        config = copy.deepcopy(base)
+        edit(config)
+        with pytest.raises(ConfigError, match=reason) as err:
+            check_config(config, schema)
+        assert err.value.key == key
+
+    v = lambda c: c["speech"]["variants"]  # noqa: E731
+    fails(lambda c: v(c)["mms"]["training"].update(epoch=3), "speech.variants.mms.training.epoch", "not a setting")
+    fails(lambda c: v(c)["mms"]["training"].update(lr="fast"), "speech.variants.mms.training.lr", "not of type")
+    # (variants without overrides share snakemake's default {}: replace it, never update it)
+    fails(lambda c: v(c)["mms"].update(model={"pooling": "max"}), "speech.variants.mms.model.pooling",
+          "is not one of")
+    fails(lambda c: v(c)["infonce"]["training"].update(loss_options={"lambda_u": 1}),
+          "speech.variants.infonce.training.loss_options.lambda_u", "loss infonce takes similarity")
+    fails(lambda c: c["speech"]["reports"]["speech_table3_1"]["rows"].append({"name": "x", "variant": "nope"}),
+          "speech.reports.speech_table3_1.rows[4]", "unknown speech variant")
+    fails(lambda c: c["reports"].update(speech_table3_2=c["reports"]["table2"]), "speech.reports.speech_table3_2",
+          "same name")
+    fails(lambda c: c["datasets"]["spoken"]["synthetic"].update(profile="coco"),
+          "datasets.spoken.synthetic.profile", "profile all")
+    fails(lambda c: v(c)["mms"].update(dataset="m30k"), "datasets.m30k.synthetic.profile", "speech variant mms")
+    fails(lambda c: v(c)["mms"].update(dataset="nope"), "speech.variants.mms.dataset", "unknown dataset")
+    fails(lambda c: c["datasets"]["spoken"].update(langs=["en", "de"]), "datasets.spoken.langs", "espeak-ng voice")
+    fails(lambda c: v(c)["mms"].update(model={"pooling": "mhsa", "heads": 3}), "speech.variants.mms.model.heads",
+          "do not divide")
+
+
+def test_extraction_processes_only_when_worth_it():
+    assert extraction_processes(300, 2) == 1 and extraction_processes(5000, 2) == 2 and extraction_processes(0, 4) == 1
+
+
+def test_places_speech_adapter_gives_images_and_no_captions(tmp_path):
+    from polyvse.data.adapters import make_dataset
+
+    rows = [[f"p{i}", "train" if i else "test", lang, _wav(tmp_path / f"p{i}_{lang}.wav"), f"p{i}.jpg"]
+            for i in range(3) for lang in ("en", "hi")]
+    listed = _write_list(tmp_path / "list.tsv", rows, header=("image_id", "split", "lang", "wav", "image"))
+    settings = {"adapter": "places_speech", "langs": ["en", "hi"],
+                "places_speech": {"utterances": str(listed), "images_dir": None}}
+    captions, images = make_dataset("places", settings, tmp_path / "out")
+    assert captions.empty and list(captions.columns[:6]) == ["image_id", "split", "lang", "cap_idx", "text", "origin"]
+    assert images["image_id"].tolist() == ["p0", "p1", "p2"] and images["split"].tolist() == ["test", "train", "train"]
+    assert images["path"].iloc[1] == str(tmp_path / "p1.jpg")

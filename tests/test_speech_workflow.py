@@ -1,0 +1,108 @@
+"""End to end: the grounded-speech branch of the workflow on a tiny config, run by snakemake in a
+temporary directory: spoken captions, log-Mel stores, every loss, pooling, framework and sharing
+of the default speech variants (one epoch each on a handful of images) and the six thesis tables
+with the default config's rows."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from polyvse.speech.tts import espeak_available
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+TABLES = ["speech_table3_1", "speech_table3_2", "speech_table3_3", "speech_table3_4", "speech_table4_1",
+          "speech_table5_1"]
+IMAGE_COLS = [f"{p}.R{k}" for k in (1, 5, 10) for p in ("E&I", "H&I", "J&I")]
+CROSS_COLS = [f"{p}.R{k}" for k in (1, 5, 10) for p in ("H&E", "J&E", "J&H")]
+ROWS = {
+    "speech_table3_1": ["Unif. 1", "Unif. .875", "Unif. .75", "Unif. .5"],
+    "speech_table3_2": ["Hyper", "Triplet", "InfoNCE", "MMS", "MMS_Sch.", "MMS_Adap."],
+    "speech_table3_3": ["MH Attn. Lr.:001 D:.1", "MH Attn. Lr.:0001 D:.1", "MH Attn. Lr.:001 D:.3",
+                        "MH Attn. Lr.:001 D:.5", "Avg. Pool"],
+    "speech_table3_4": ["MH:No CLS", "MH:Internal", "Transformer", "Base MHSA", "Avg. Pool"],
+    "speech_table4_1": ["Img. Anch.", "Avg.All", "Avg.Oth.", "Full-Graph"],
+    "speech_table5_1": ["Basic", "Seq Tag", "Chann Tag", "Baseline"],
+}
+
+pytestmark = [pytest.mark.workflow,
+              pytest.mark.skipif(not espeak_available(), reason="espeak-ng is not installed (./setup.sh installs it)")]
+
+
+# rows whose variants differ from another row's only in a number (λ_u, the attention layer's
+# learning rate or dropout) read that row's variant here: 16 trainings instead of 22 keep the test fast
+SAME_CODE_PATH = {"hyper_u1": "hyper_u075", "hyper_u0875": "hyper_u075", "hyper_u05": "hyper_u075",
+                  "mhsa_lr1e3_d1": "mhsa_lr1e4_d1", "mhsa_lr1e3_d3": "mhsa_lr1e4_d1", "mhsa_lr1e3_d5": "mhsa_lr1e4_d1"}
+
+
+def tiny_config() -> dict:
+    """The default config's speech tables on 16 images, tiny encoders, one epoch."""
+    default = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    speech = default["speech"]
+    speech["model"] = {"widths": [8, 8, 8], "kernel": 3, "convs_per_stage": 2, "ff_dim": 16}
+    speech["training"] = {"epochs": 1, "batch_size": 4}
+    for variant in SAME_CODE_PATH:
+        del speech["variants"][variant]
+    for report in speech["reports"].values():
+        for row in report["rows"]:
+            row["variant"] = SAME_CODE_PATH.get(row["variant"], row["variant"])
+    return {
+        "seed": 0,
+        "datasets": {"spoken": {**default["datasets"]["spoken"],
+                                "synthetic": {"profile": "all", "n_train": 8, "n_val": 4, "n_test": 4,
+                                              "captions_per_image": 1, "image_size": 32}}},
+        "speech": speech,
+        "resources": {"features": {"threads": 1}, "speech_train": {"threads": 1}},
+    }
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", str(workdir / "config.yaml"), *args]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_tiny_speech_workflow_writes_the_six_thesis_tables(tmp_path):
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(tiny_config(), allow_unicode=True))
+    run = snakemake(tmp_path, "--cores", "2")  # the default target: every configured table
+    assert run.returncode == 0, run.stderr[-4000:]
+
+    for name in TABLES:
+        table = pd.read_csv(tmp_path / "results" / f"{name}.tsv", sep="\t")
+        assert list(table.columns) == ["model", *IMAGE_COLS, *CROSS_COLS, "Ep", "params"], name
+        assert list(table["model"]) == ROWS[name]
+        recalls = table[IMAGE_COLS + CROSS_COLS].to_numpy()
+        assert ((recalls >= 0) & (recalls <= 100)).all()
+        for k in (1, 5):  # R@K grows with K
+            for pair in ("E&I", "J&H"):
+                assert (table[f"{pair}.R{k}"] <= table[f"{pair}.R{5 if k == 1 else 10}"]).all()
+        assert (table[[f"{p}.R10" for p in ("E&I", "H&I", "J&I")]] == 100.0).all().all()  # 4 test datapoints
+        assert (table["Ep"] == 1).all() and (table["params"] > 0).all()
+        md = (tmp_path / "results" / f"{name}.md").read_text()
+        assert "| Image Ret | E&I.R1 |" in md and "| Cross-Ling | H&E.R1 |" in md and "chance level" in md
+    # the shared baseline is one training, read by five tables
+    t32, t41 = (pd.read_csv(tmp_path / "results" / f"{n}.tsv", sep="\t") for n in ("speech_table3_2", "speech_table4_1"))
+    pd.testing.assert_series_equal(t32.iloc[2, 1:].reset_index(drop=True), t41.iloc[3, 1:].reset_index(drop=True),
+                                   check_names=False)
+    # one encoder for all languages has fewer parameters; its channel tag widens every stage
+    basic, seq, chan, separate = pd.read_csv(tmp_path / "results" / "speech_table5_1.tsv", sep="\t")["params"]
+    assert basic < seq < chan < separate
+
+    utterances = pd.read_parquet(tmp_path / "results/spoken/utterances.parquet")
+    assert len(utterances) == 16 * 3 and sorted(utterances["lang"].unique()) == ["en", "hi", "ja"]
+    assert all((tmp_path / "results/spoken" / p).is_file() for p in utterances["path"])
+    log = (tmp_path / "logs/spoken/logmel_ja.log").read_text()
+    assert "utterances/s" in log
+    evals = pd.read_csv(tmp_path / "results/spoken/speech/infonce/eval.tsv", sep="\t")
+    assert list(evals["pair"]) == ["E&I", "H&I", "J&I", "H&E", "J&E", "J&H"]
+    assert np.allclose(evals["r1"], (evals["r1_ab"] + evals["r1_ba"]) / 2)
+    again = snakemake(tmp_path, "--cores", "2", "-n")
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr

@@ -1,0 +1,77 @@
+"""End to end: the MULE / SMALR families, CLC protocols, MULE table layout and
+the two SMALR figures on a tiny config, run by snakemake as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+TINY = REPO / "tests" / "configs" / "tiny_smalr.yaml"
+
+pytestmark = pytest.mark.workflow
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("wf_smalr")
+    (d / "config.yaml").write_text(TINY.read_text())
+    cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", str(d / "config.yaml"), "--cores", "2"]
+    done = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-4000:]
+    return d
+
+
+def test_smalr_table_rows_protocols_and_parameter_counts(run):
+    table = pd.read_csv(run / "results" / "table2.tsv", sep="\t")
+    assert list(table["model"]) == ["Trans. to En", "EmbN", "(5) S-LIWE", "(5) MULE", "SMALR", "SMALR-CLC-A",
+                                    "SMALR-CLC-C"]
+    rows = table.set_index("model")
+    assert not pd.isna(rows.loc["SMALR", "Cn"]) and pd.isna(rows.loc["SMALR-CLC-A", "Cn"])  # CLC: human languages
+    assert not pd.isna(rows.loc["SMALR-CLC-C", "HA"])
+    # CLC-C adds its MLP (5 languages: 5*32 + 32) to SMALR's test-time count; CLC-A adds nothing
+    assert rows.loc["SMALR-CLC-C", "params_test"] - rows.loc["SMALR", "params_test"] == 5 * 32 + 32
+    assert rows.loc["SMALR-CLC-A", "params_test"] == rows.loc["SMALR", "params_test"]
+    params = json.loads((run / "results/m30k/models/smalr_5/params.json").read_text())
+    assert rows.loc["SMALR", "params_train"] == params["params_train"] > params["params_test"]
+    clc = pd.read_csv(run / "results/m30k/eval/smalr_5.clc_c.tsv", sep="\t")
+    assert list(clc["lang"]) == ["en", "de", "fr", "cs"] and set(clc["added_params"]) == {192}
+
+
+def test_family_outputs_pretraining_and_mule_table(run):
+    saved = torch.load(run / "results/m30k/pretrain/latent.pt", weights_only=False)
+    assert saved["embeddings"].shape[1] == 8 and saved["embeddings"].shape[0] <= 32
+    assert len(saved["entries"]) == saved["word_to_token"].shape[0]
+    assert (run / "results/m30k/models/mule_5/checkpoint/lp/last.pt").exists()  # the LP phase ran first
+    mapped = json.loads((run / "results/m30k/models/dict_5/params.json").read_text())
+    assert sum(mapped["dictionary_mapped_words"].values()) > 0
+    liwe = torch.load(run / "results/m30k/models/liwe_5/model.pt", weights_only=False)
+    assert liwe["vocab"]["kind"] == "chars"
+    mule = pd.read_csv(run / "results" / "mule_table2.tsv", sep="\t")
+    assert list(mule.columns) == ["section", "model", "single_model", "En", "De", "Fr", "Cs", "params_train",
+                                  "params_test"]
+    assert list(mule["single_model"]) == ["N", "Y"]
+    assert (run / "results/m30k/val_translations.parquet").exists()
+
+
+def test_figures_and_their_numbers(run):
+    for name in ("figure1b", "figure3"):
+        png = (run / "results" / f"{name}.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    f1 = pd.read_csv(run / "results" / "figure1b.tsv", sep="\t")
+    assert list(f1["n_langs"]) == [5, 5, 5] and list(f1["series"]) == ["MULE", "S-LIWE", "SMALR"]
+    f3 = pd.read_csv(run / "results" / "figure3.tsv", sep="\t", keep_default_na=False)
+    assert list(f3["method"]) == ["Dictionary mapping", "MULE", "SMALR"] and set(f3["n_langs"]) == {5}
+    table = pd.read_csv(run / "results" / "table2.tsv", sep="\t").set_index("model")
+    smalr = f3.set_index("method").loc["SMALR"]
+    assert smalr["params_train"] == table.loc["SMALR", "params_train"]
+    assert smalr["A"] == pytest.approx(table.loc["SMALR", ["En", "De", "Fr", "Cs", "Cn"]].mean(), abs=0.06)

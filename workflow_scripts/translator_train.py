@@ -1,0 +1,35 @@
+"""Rule translator_train: one protocol on n target examples → model.pt, epochs.tsv and its test retrieval (eval.tsv)."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from polyvse.data.tables import read_captions
+from polyvse.io import save_torch, write_tsv
+from polyvse.logs import job_log
+from polyvse.text.vocab import read_counts
+from polyvse.train.translator import evaluate_target, load_translator_model, train_target
+
+with job_log(snakemake.log[0], "translator_train") as log:
+    wc, inp = snakemake.wildcards, snakemake.input
+    protocol, n = wc.translator_protocol, int(wc.n_examples)
+    source = (load_translator_model(torch.load(inp.source, map_location="cpu", weights_only=False))[0]
+              if "source" in inp.keys() else None)
+    matrix = np.load(inp.matrix) if "matrix" in inp.keys() else None
+    captions, features = read_captions(inp.captions), np.load(inp.features)
+    ids = Path(inp.ids).read_text(encoding="utf-8").split()
+    trained = train_target(protocol, n, captions, features, ids, wc.tgt, read_counts(inp.vocab), np.load(inp.vectors),
+                           snakemake.params.settings, Path(snakemake.params.checkpoint_dir), source=source,
+                           matrix=matrix, examples=snakemake.params.examples, threads=snakemake.threads)
+    result = evaluate_target(trained.model, trained.vocab, captions, features, ids, wc.tgt,
+                             snakemake.params.settings["text"]["max_len"])
+    train, test = trained.model.parameter_counts()
+    row = {"protocol": protocol, "n_examples": n, "lang": wc.tgt, **result, "best_epoch": int(trained.fit.best_epoch),
+           "val_mR": float(trained.fit.best_score), "params_train": int(train), "params_test": int(test)}
+    log.info("%s, %d %s examples: test mR %.1f (R@1 text→image %.1f, image→text %.1f)", protocol, n, wc.tgt,
+             row["mR"], row["r1_t2i"], row["r1_i2t"])
+    write_tsv(trained.fit.log, snakemake.output.epochs, float_format="%.5g")
+    write_tsv(pd.DataFrame([row]), snakemake.output.eval, float_format="%.2f")
+    save_torch(trained.saved(), snakemake.output.model)
