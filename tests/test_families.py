@@ -1,10 +1,8 @@
 """Model families in training: inputs each needs, how each is built and trained,
 parameter counts, checkpoints that rebuild every family (polyvse.train.families)."""
 
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 

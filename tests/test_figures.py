@@ -1,6 +1,5 @@
 """SMALR Figure 1(b) and Figure 3 from evaluations and parameter counts."""
 
-import numpy as np
 import pandas as pd
 import pytest
 

@@ -152,7 +152,7 @@ def plot_vocab_reduction(frame: pd.DataFrame, datasets: Sequence[str], titles: M
     methods = list(dict.fromkeys(frame["method"]))
     for ax, ds in zip(axes[0], datasets):
         sub = frame[frame["dataset"] == ds]
-        lone = 0
+        lone = joined = 0
         for i, method in enumerate(methods):
             g = sub[sub["method"] == method]
             if g.empty:
@@ -163,8 +163,12 @@ def plot_vocab_reduction(frame: pd.DataFrame, datasets: Sequence[str], titles: M
                 order = np.argsort(x.to_numpy())
                 ax.plot(x.to_numpy()[order], g["A"].to_numpy()[order], "-o", color=colour, label=method,
                         markersize=5, zorder=2)
+                # series take turns above-right, below-right, below-left of their points, so that
+                # labels of crossing series stay apart
+                offset = ((4, 4), (4, -11), (-26, -11))[joined % 3]
+                joined += 1
                 for xi, yi, text in zip(x, g["A"], g["setting"]):
-                    ax.annotate(str(text), (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=8,
+                    ax.annotate(str(text), (xi, yi), textcoords="offset points", xytext=offset, fontsize=8,
                                 color=colour)
             else:
                 marker = markers[lone % len(markers)]

@@ -153,7 +153,7 @@ def pretrain_latent_vocabulary(captions: pd.DataFrame, tokens: Mapping[str, list
     val_batches = ImageGroupedBatches(val.image_row, settings["images_per_batch"], settings["captions_per_image"])
     val_fixed = [collate(val, rows, dummy, device) for rows in val_batches.epoch(np.random.default_rng([seed, 0]))]
     # one sentence per (image, language) of the validation split, for the retrieval score
-    first = val.frame.groupby(["image_id", "lang"], sort=False).head(1).index.to_numpy()
+    first = np.array(val.frame.groupby(["image_id", "lang"], sort=False).head(1).index, dtype=np.int64)
     val_one = val.subset(first)
 
     def epoch(rng: np.random.Generator) -> Iterator[dict[str, Tensor]]:
