@@ -326,6 +326,19 @@ def speech_report_dataset(config: Mapping, report: str) -> str:
     return speech_variant_dataset(config, speech_report_variants(config, report)[0])
 
 
+def _check_tts(tts: Mapping) -> None:
+    """The voice pool of synthetic speech: known languages, non-empty ranges."""
+    from polyvse.speech.tts import LANGUAGE_VOICES  # no torch: tts imports numpy and pandas only
+
+    for lang in tts.get("accents") or {}:
+        if lang not in LANGUAGE_VOICES:
+            raise ConfigError(f"speech.tts.accents.{lang}",
+                              f"no synthetic speech in {lang!r}; it has {sorted(LANGUAGE_VOICES)}")
+    for key in ("rate_wpm", "pitch"):
+        if key in tts and tts[key][0] > tts[key][1]:
+            raise ConfigError(f"speech.tts.{key}", f"range {list(tts[key])}: low is above high")
+
+
 def _check_speech(config: Mapping, schema: Mapping | None) -> None:
     speech = config.get("speech") or {}
     datasets = config.get("datasets", {})
@@ -337,6 +350,7 @@ def _check_speech(config: Mapping, schema: Mapping | None) -> None:
         defs = schema.get("$defs", {})
         validators = {part: jsonschema.Draft202012Validator(defs[f"speech_{part}"])
                       for part in ("model", "training") if f"speech_{part}" in defs}
+    _check_tts(speech.get("tts") or {})
     for name in variants:
         key = f"speech.variants.{name}"
         ds_name = speech_variant_dataset(config, name)

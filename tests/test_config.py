@@ -53,6 +53,8 @@ def test_default_config_passes(config):
      "figures.figure3.points[0]", "is not trained on dataset 'm30k'"),
     (lambda c: c["figures"]["figure1b"]["points"][0].update(variants=["nope"]), "figures.figure1b.points[0]",
      "unknown variant 'nope'"),
+    (lambda c: c["speech"]["tts"].update(accents={"de": ["de"]}), "speech.tts.accents.de", "no synthetic speech"),
+    (lambda c: c["speech"]["tts"].update(pitch=[60, 20]), "speech.tts.pitch", "low is above high"),
 ])
 def test_errors_name_the_key(config, edit, key, reason):
     bad = copy.deepcopy(config)

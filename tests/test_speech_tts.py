@@ -8,8 +8,8 @@ import soundfile as sf
 
 from polyvse.errors import InputError
 from polyvse.speech.audio import check_wav
-from polyvse.speech.tts import (SpeechRequest, Voice, espeak_available, item_rng, pick_voice, synthesize,
-                                synthesize_batch)
+from polyvse.speech.tts import (SpeechRequest, Voice, VoicePool, espeak_available, item_rng, pick_voice,
+                                synthesize, synthesize_batch)
 
 pytestmark = pytest.mark.skipif(not espeak_available(),
                                 reason="espeak-ng is not installed (apt-get install -y espeak-ng)")
@@ -49,6 +49,30 @@ def test_voices_vary_and_are_reproducible():
     assert pick_voice("ja", item_rng(7, "x")) == pick_voice("ja", item_rng(7, "x"))
     v = pick_voice("hi", np.random.default_rng(1))
     assert 130 <= v.rate <= 190 and 30 <= v.pitch <= 70
+
+
+def test_a_narrow_pool_draws_only_its_voices():
+    pool = VoicePool.from_config({"accents": {"en": ["en-gb"]}, "variants": ["f2"], "rate_wpm": [170, 175],
+                                  "pitch": [40, 41]})
+    voices = [pick_voice("en", item_rng(3, f"utt{i}"), pool) for i in range(20)]
+    assert {v.name for v in voices} == {"en-gb+f2"}
+    assert {v.rate for v in voices} <= set(range(170, 176)) and len({v.rate for v in voices}) > 1
+    assert {v.pitch for v in voices} <= {40, 41}
+    # languages the pool does not name keep all their accents
+    assert pick_voice("hi", item_rng(3, "x"), pool).name == "hi+f2"
+    plain = pick_voice("ja", item_rng(3, "x"), VoicePool(variants=()))
+    assert plain.name == "ja"  # no variant: the accent's own voice
+
+
+def test_a_voice_espeak_lacks_fails_before_speaking(tmp_path):
+    requests = [SpeechRequest(CAPTIONS["en"], "en", str(tmp_path / "a.wav"))]
+    with pytest.raises(RuntimeError, match=r"no variant \['zz9'\].*speech.tts.variants"):
+        synthesize_batch(requests, pool=VoicePool(variants=("m1", "zz9")), progress=False)
+    with pytest.raises(RuntimeError, match=r"speech.tts.accents.en"):
+        synthesize_batch(requests, pool=VoicePool(accents=(("en", ("en-xx",)),)), progress=False)
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="pitch"):
+        VoicePool(pitch=(60, 20))
 
 
 def test_japanese_must_be_kana(tmp_path):

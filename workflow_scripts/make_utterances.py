@@ -5,6 +5,7 @@ from pathlib import Path
 from polyvse.data.tables import read_captions
 from polyvse.io import write_parquet
 from polyvse.logs import job_log
+from polyvse.speech.tts import VoicePool
 from polyvse.speech.utterances import read_utterance_list, synthesize_utterances
 
 # the TTS workers (forkserver) import this file as a module: only the guarded part runs once
@@ -14,7 +15,8 @@ if __name__ == "__main__":
         if ds["adapter"] == "synthetic":
             table, summary = synthesize_utterances(read_captions(snakemake.input.captions), ds["langs"],
                                                    Path(snakemake.params.out_dir), cap_idx=tts["cap_idx"],
-                                                   seed=tts["seed"], threads=snakemake.threads)
+                                                   seed=tts["seed"], threads=snakemake.threads,
+                                                   pool=VoicePool.from_config(tts))
             log.info("espeak-ng: %s", summary)
         else:
             p = ds["places_speech"]

@@ -1,9 +1,10 @@
 """Synthetic spoken captions with Debian's ``espeak-ng``.
 
-Each utterance gets its own voice: for English one of several accents, a voice
-variant (``+m1`` … ``+m7``, ``+f1`` … ``+f5``, those installed), a speaking rate
-(130–190 words per minute) and a pitch (30–70 on espeak's 0–99 scale), drawn
-from a random generator. The generator of a batch item is seeded from the batch
+Each utterance gets its own voice, drawn from a :class:`VoicePool`: an accent
+(English has several), a voice variant (``+m1`` … ``+m7``, ``+f1`` … ``+f5``), a
+speaking rate (words per minute) and a pitch (espeak's 0–99 scale). The full
+pool (every installed accent and variant, 130–190 wpm, pitch 30–70) is the
+default; a narrower pool makes an easier dataset (``speech.tts`` in the config). The generator of a batch item is seeded from the batch
 seed and the item's key, so an utterance sounds the same whatever the order or
 the number of processes.
 
@@ -46,6 +47,45 @@ LANGUAGE_VOICES: dict[str, tuple[str, ...]] = {
 }
 VARIANTS: tuple[str, ...] = ("m1", "m2", "m3", "m4", "m5", "m6", "m7", "f1", "f2", "f3", "f4", "f5")
 _KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+@dataclass(frozen=True)
+class VoicePool:
+    """What an utterance's voice is drawn from.
+
+    accents: per language, the espeak-ng voice names to draw from (a language
+    missing here draws from all of :data:`LANGUAGE_VOICES`); variants: the
+    ``+variant`` names (empty: the voice's own); rate_wpm, pitch: inclusive ranges.
+    """
+
+    accents: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    variants: tuple[str, ...] = VARIANTS
+    rate_wpm: tuple[int, int] = RATE_WPM
+    pitch: tuple[int, int] = PITCH
+
+    def __post_init__(self) -> None:
+        for name, (lo, hi) in (("rate_wpm", self.rate_wpm), ("pitch", self.pitch)):
+            if not lo <= hi:
+                raise ValueError(f"{name} range [{lo}, {hi}] is empty")
+        if not (80 <= self.rate_wpm[0] and self.rate_wpm[1] <= 450):
+            raise ValueError(f"rate_wpm {list(self.rate_wpm)} outside espeak-ng's 80-450 words per minute")
+        if not (0 <= self.pitch[0] and self.pitch[1] <= 99):
+            raise ValueError(f"pitch {list(self.pitch)} outside espeak-ng's 0-99")
+
+    @classmethod
+    def from_config(cls, tts: dict) -> "VoicePool":
+        """From the ``speech.tts`` settings (``accents``, ``variants``, ``rate_wpm``, ``pitch``; all optional)."""
+        accents = tts.get("accents") or {}
+        return cls(accents=tuple((lang, tuple(names)) for lang, names in sorted(accents.items())),
+                   variants=tuple(tts.get("variants", VARIANTS)),
+                   rate_wpm=tuple(tts.get("rate_wpm", RATE_WPM)),  # type: ignore[arg-type]
+                   pitch=tuple(tts.get("pitch", PITCH)))  # type: ignore[arg-type]
+
+    def accents_for(self, lang: str) -> tuple[str, ...]:
+        return dict(self.accents).get(lang, LANGUAGE_VOICES.get(lang, ()))
+
+
+DEFAULT_POOL = VoicePool()
 
 
 class EspeakNotFound(RuntimeError):
@@ -111,24 +151,37 @@ def installed_voices() -> tuple[frozenset[str], frozenset[str]]:
     return languages, variants
 
 
-def voices_for(lang: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(installed accent voices, installed variants) for ``lang``; raises when none is installed."""
+def voices_for(lang: str, pool: VoicePool = DEFAULT_POOL) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(accent voices, variants) of ``pool`` for ``lang``, checked against what espeak-ng has installed.
+
+    The full default pool keeps what is installed; a voice or variant that a
+    narrower pool names and espeak-ng lacks is an error (it would change the data).
+    """
     if lang not in LANGUAGE_VOICES:
         raise ValueError(f"no espeak-ng voice configured for language {lang!r}; have {sorted(LANGUAGE_VOICES)}")
     languages, variants = installed_voices()
-    accents = tuple(v for v in LANGUAGE_VOICES[lang] if v in languages)
+    wanted_accents, explicit_accents = pool.accents_for(lang), lang in dict(pool.accents)
+    accents = tuple(v for v in wanted_accents if v in languages)
+    if explicit_accents and len(accents) < len(wanted_accents):
+        raise RuntimeError(f"espeak-ng has no voice {sorted(set(wanted_accents) - set(accents))} "
+                           f"(speech.tts.accents.{lang}); installed: {sorted(languages)}")
     if not accents:
-        raise RuntimeError(f"espeak-ng has no voice for {lang!r} (looked for {LANGUAGE_VOICES[lang]})")
-    return accents, tuple(v for v in VARIANTS if v in variants)
+        raise RuntimeError(f"espeak-ng has no voice for {lang!r} (looked for {wanted_accents})")
+    chosen = tuple(v for v in pool.variants if v in variants)
+    if pool.variants != VARIANTS and len(chosen) < len(pool.variants):
+        raise RuntimeError(f"espeak-ng has no variant {sorted(set(pool.variants) - set(chosen))} "
+                           f"(speech.tts.variants); installed: {sorted(variants)}")
+    return accents, chosen
 
 
-def pick_voice(lang: str, rng: np.random.Generator) -> Voice:
-    """Draw an accent, a variant, a rate and a pitch for one utterance."""
-    accents, variants = voices_for(lang)
+def pick_voice(lang: str, rng: np.random.Generator, pool: VoicePool = DEFAULT_POOL) -> Voice:
+    """Draw an accent, a variant, a rate and a pitch for one utterance from ``pool``."""
+    accents, variants = voices_for(lang, pool)
     name = accents[int(rng.integers(len(accents)))]
     if variants:
         name = f"{name}+{variants[int(rng.integers(len(variants)))]}"
-    return Voice(name, int(rng.integers(RATE_WPM[0], RATE_WPM[1] + 1)), int(rng.integers(PITCH[0], PITCH[1] + 1)))
+    (r_lo, r_hi), (p_lo, p_hi) = pool.rate_wpm, pool.pitch
+    return Voice(name, int(rng.integers(r_lo, r_hi + 1)), int(rng.integers(p_lo, p_hi + 1)))
 
 
 def check_text(text: str, lang: str, where: str) -> None:
@@ -139,10 +192,11 @@ def check_text(text: str, lang: str, where: str) -> None:
 
 
 def synthesize(text: str, lang: str, out_path: str | Path, rng: np.random.Generator | None = None,
-               voice: Voice | None = None, sample_rate: int = SAMPLE_RATE) -> SynthesisResult:
+               voice: Voice | None = None, sample_rate: int = SAMPLE_RATE,
+               pool: VoicePool = DEFAULT_POOL) -> SynthesisResult:
     """Speak ``text`` in ``lang`` into a mono 16-bit wav at ``sample_rate`` (written atomically).
 
-    The voice is ``voice`` or drawn from ``rng`` (:func:`pick_voice`).
+    The voice is ``voice`` or drawn from ``pool`` with ``rng`` (:func:`pick_voice`).
     """
     import soundfile as sf
 
@@ -152,7 +206,7 @@ def synthesize(text: str, lang: str, out_path: str | Path, rng: np.random.Genera
     out_path = Path(out_path)
     check_text(text, lang, str(out_path))
     if voice is None:
-        voice = pick_voice(lang, rng if rng is not None else np.random.default_rng())
+        voice = pick_voice(lang, rng if rng is not None else np.random.default_rng(), pool)
     exe = espeak_binary()
     with tempfile.TemporaryDirectory(prefix="espeak-") as tmp:
         raw = Path(tmp) / "raw.wav"
@@ -177,12 +231,12 @@ def item_rng(seed: int, key: str) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(key.encode("utf-8"))])
 
 
-def _synthesize_request(args: tuple[SpeechRequest, int]) -> tuple[str, object, object]:
+def _synthesize_request(args: tuple[SpeechRequest, int, VoicePool]) -> tuple[str, object, object]:
     """Worker: ``("ok", result, None)`` or ``("error", where, reason)`` (InputError does not pickle)."""
-    request, seed = args
+    request, seed, pool = args
     key = request.key if request.key is not None else Path(request.path).name
     try:
-        return "ok", synthesize(request.text, request.lang, request.path, item_rng(seed, key)), None
+        return "ok", synthesize(request.text, request.lang, request.path, item_rng(seed, key), pool=pool), None
     except InputError as exc:
         return "error", exc.where, exc.reason
 
@@ -204,15 +258,18 @@ class BatchSynthesis:
 
 
 def synthesize_batch(requests: Sequence[SpeechRequest] | Iterable[SpeechRequest], seed: int = 0, threads: int = 1,
-                     progress: bool = True, desc: str = "TTS") -> BatchSynthesis:
-    """Speak every request over ``threads`` processes; a bad caption raises InputError naming its file."""
+                     progress: bool = True, desc: str = "TTS", pool: VoicePool = DEFAULT_POOL) -> BatchSynthesis:
+    """Speak every request over ``threads`` processes, voices drawn from ``pool``; a bad caption
+    raises InputError naming its file, a voice or variant espeak-ng lacks a RuntimeError."""
     from tqdm import tqdm
 
     requests = list(requests)
     espeak_binary()  # fail before starting workers
+    for lang in sorted({r.lang for r in requests}):
+        voices_for(lang, pool)
     threads = max(1, int(threads))
     start = time.perf_counter()
-    jobs = [(r, seed) for r in requests]
+    jobs = [(r, seed, pool) for r in requests]
     rows: list[dict[str, object]] = []
     pool = None
     try:

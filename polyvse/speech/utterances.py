@@ -31,7 +31,7 @@ from polyvse import LANGUAGES
 from polyvse.data.tables import SPLITS
 from polyvse.errors import InputError
 from polyvse.speech.audio import check_wav
-from polyvse.speech.tts import SpeechRequest
+from polyvse.speech.tts import SpeechRequest, VoicePool
 
 UTTERANCE_COLUMNS: tuple[str, ...] = ("image_id", "split", "lang", "path")
 LIST_COLUMNS: tuple[str, ...] = ("image_id", "split", "lang", "wav")
@@ -189,17 +189,19 @@ def read_utterance_list(path: str | Path, langs: Sequence[str], images_dir: str 
 
 
 def synthesize_utterances(captions: pd.DataFrame, langs: Sequence[str], out_dir: str | Path, *, cap_idx: int = 0,
-                          seed: int = 0, threads: int = 1,
-                          progress: bool = True) -> tuple[pd.DataFrame, dict[str, float | int]]:
-    """Speak caption ``cap_idx`` of every image in every language into ``out_dir/wav/{lang}/``.
+                          seed: int = 0, threads: int = 1, progress: bool = True,
+                          pool: VoicePool | None = None) -> tuple[pd.DataFrame, dict[str, float | int]]:
+    """Speak caption ``cap_idx`` of every image in every language into ``out_dir/wav/{lang}/``,
+    voices drawn from ``pool`` (default: the full pool of :mod:`polyvse.speech.tts`).
 
     Returns the utterances table (paths relative to ``out_dir``; voice, rate,
     pitch and duration_s as extra columns) and the batch summary (utterances/s).
     """
-    from polyvse.speech.tts import synthesize_batch
+    from polyvse.speech.tts import DEFAULT_POOL, synthesize_batch
 
     table, requests = synthetic_requests(captions, langs, out_dir, cap_idx)
-    batch = synthesize_batch(requests, seed=seed, threads=threads, progress=progress, desc="TTS")
+    batch = synthesize_batch(requests, seed=seed, threads=threads, progress=progress, desc="TTS",
+                             pool=pool if pool is not None else DEFAULT_POOL)
     spoken = batch.table
     table = table.assign(voice=spoken["voice"].to_numpy(), rate=spoken["rate"].to_numpy(),
                          pitch=spoken["pitch"].to_numpy(), duration_s=spoken["duration_s"].to_numpy())
