@@ -1,0 +1,71 @@
+"""Benchmark: seconds per grounded-speech training step (three audio encoders and the image
+encoder, forward + backward + Adam) on this machine, for each pooling, at the default
+config's widths and at the thesis' (§2.4.2.2). Run:
+.venv/bin/python bench/bench_speech_step.py [--threads N] [--paper]
+
+Utterances are random log-Mel of the default data's lengths (en/hi about 4 s, ja 5 s:
+400-500 frames, padded to the longest of the batch).
+
+Target (2-core CPU, one thread, default widths and batch 32): an average-pooling step
+under 0.25 s, so that one default training (12 epochs x 16 steps, plus validation)
+stays under a minute and the 22 trainings of the speech tables under ~12 CPU-minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from polyvse.speech.encoders import PAPER_WIDTHS
+from polyvse.speech.model import build_speech_model
+from polyvse.speech.multiview import multiview_loss
+from polyvse.speech.objectives import make_objective
+
+LANGS = ("en", "hi", "ja")
+MEAN_FRAMES = {"en": 400, "hi": 410, "ja": 510}
+
+
+def step_seconds(widths: tuple[int, ...], pooling: str, batch: int = 32, ff_dim: int = 256,
+                 repeats: int = 5) -> float:
+    torch.manual_seed(0)
+    model = build_speech_model({"widths": list(widths), "pooling": pooling, "ff_dim": ff_dim, "heads": 8},
+                               LANGS, 1280)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    objective = make_objective("infonce")
+    speech = {}
+    for lang in LANGS:
+        lengths = torch.randint(int(MEAN_FRAMES[lang] * 0.6), int(MEAN_FRAMES[lang] * 1.4), (batch,))
+        speech[lang] = (torch.randn(batch, int(lengths.max()), 40), lengths)
+    data = {"image": torch.randn(batch, 1280), "speech": speech}
+    times = []
+    for _ in range(repeats + 1):
+        t0 = time.perf_counter()
+        loss = multiview_loss("full_graph", model.views(data), objective)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        times.append(time.perf_counter() - t0)
+    return sorted(times[1:])[len(times[1:]) // 2]  # median, the first step is warm-up
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--paper", action="store_true", help="also the thesis' widths 128-1024 (slow on a CPU)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    sizes = [("default", (16, 16, 32, 32, 64), 32, 256)]
+    if args.paper:
+        sizes.append(("thesis", PAPER_WIDTHS, 128, 2048))
+    print(f"threads={args.threads}")
+    print("size     pooling      batch  s/step")
+    for name, widths, batch, ff_dim in sizes:
+        for pooling in ("avg", "mhsa", "transformer"):
+            s = step_seconds(widths, pooling, batch, ff_dim)
+            print(f"{name:8} {pooling:12} {batch:5}  {s:.3f}")
+
+
+if __name__ == "__main__":
+    main()
