@@ -45,6 +45,8 @@ def human_langs(config: Mapping, dataset: str) -> list[str]:
     if ds["adapter"] == "synthetic":
         profile = ds["synthetic"]["profile"]
         human = _PROFILE_HUMAN.get(profile, langs)
+    elif ds["adapter"] == "coco":
+        human = _PROFILE_HUMAN["coco"]
     else:  # multi30k
         human = _PROFILE_HUMAN["m30k"]
     return [l for l in langs if l in human]
@@ -154,6 +156,20 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
                 raise ConfigError(f"datasets.{name}.multi30k.root", "adapter multi30k needs the checkout's path")
             if not Path(root).is_dir():
                 raise ConfigError(f"datasets.{name}.multi30k.root", f"directory {root} does not exist")
+        if ds["adapter"] == "coco":
+            coco = ds.get("coco") or {}
+            needed = {"captions_json": True, "ja_json": "ja" in ds.get("langs", []),
+                      "zh_captions": "zh" in ds.get("langs", [])}
+            for key, required in needed.items():
+                path = coco.get(key)
+                if required and not path:
+                    raise ConfigError(f"datasets.{name}.coco.{key}",
+                                      "adapter coco needs this file" + ("" if key == "captions_json" else
+                                                                        f" for language {key[:2]} in langs"))
+                if path and not Path(path).is_file():
+                    raise ConfigError(f"datasets.{name}.coco.{key}", f"file {path} does not exist")
+            if "en" not in ds.get("langs", []):
+                raise ConfigError(f"datasets.{name}.langs", "adapter coco needs en (the Karpathy JSON's captions)")
     from polyvse.text.fasttext_vectors import check_pretrained_paths  # here: it imports ConfigError from us
 
     check_pretrained_paths(config)

@@ -22,6 +22,7 @@ from polyvse.config import (
     speech_variant_settings,
     variant_settings,
 )
+from polyvse.data.adapters import raw_files
 from polyvse.train.families import variant_needs
 
 

@@ -1,5 +1,7 @@
 rule dataset:
     """Raw dataset → canonical captions and images tables (DESIGN §data)."""
+    input:
+        lambda wc: raw_files(config["datasets"][wc.dataset]),
     output:
         captions=f"{R}/{{dataset}}/captions.parquet",
         images=f"{R}/{{dataset}}/images.parquet",

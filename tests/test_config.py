@@ -114,6 +114,9 @@ def test_paper_configs_pass_schema_and_cross_checks(name, tmp_path):
     for ds in c["datasets"].values():
         if ds["adapter"] == "multi30k":
             ds["multi30k"]["root"] = str(tmp_path)
+        if ds["adapter"] == "coco":
+            for key in ("captions_json", "ja_json", "zh_captions"):
+                ds["coco"][key] = str(REPO / "config" / "schema.yaml")
     if c["image_features"].get("weights_path"):
         c["image_features"]["weights_path"] = str(REPO / "config" / "schema.yaml")
     check_config(c)

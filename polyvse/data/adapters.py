@@ -10,6 +10,24 @@ import pandas as pd
 from polyvse.data.tables import validate_captions, validate_images
 
 
+def raw_files(settings: Mapping) -> list[str]:
+    """The user's files a dataset's adapter reads (the dataset rule's inputs, so that a changed
+    caption file re-runs what depends on it); none for synthetic data."""
+    adapter = settings["adapter"]
+    langs = list(settings.get("langs") or [])
+    if adapter == "multi30k":
+        from polyvse.data.multi30k import TASK1_LANGS, present_files
+
+        return [str(p) for p in present_files(settings["multi30k"]["root"], [l for l in langs if l in TASK1_LANGS])]
+    if adapter == "coco":
+        c = settings["coco"]
+        wanted = {"captions_json": True, "ja_json": "ja" in langs, "zh_captions": "zh" in langs}
+        return [str(c[key]) for key, needed in wanted.items() if needed and c.get(key)]
+    if adapter == "places_speech":
+        return [str(settings["places_speech"]["utterances"])]
+    return []
+
+
 def make_dataset(name: str, settings: Mapping, out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Build (captions, images) for dataset ``name``; image paths are relative to
     ``out_dir`` or absolute. Synthetic images are rendered into ``out_dir``."""
@@ -30,6 +48,14 @@ def make_dataset(name: str, settings: Mapping, out_dir: Path) -> tuple[pd.DataFr
         m = settings["multi30k"]
         captions, images = load_multi30k(Path(m["root"]), langs=[l for l in langs if l in ("en", "de", "fr", "cs")],
                                          images_dir=Path(m["images_dir"]) if m.get("images_dir") else None)
+    elif adapter == "coco":
+        from polyvse.data.coco import load_coco
+
+        c = settings["coco"]
+        captions, images = load_coco(c["captions_json"], langs, ja_json=c.get("ja_json"),
+                                     zh_captions=c.get("zh_captions"), images_dir=c.get("images_dir"),
+                                     split=c["split"], n_val=c["n_val"], n_test=c["n_test"], seed=c["seed"],
+                                     max_captions=c["max_captions"])
     elif adapter == "places_speech":
         from polyvse.data.tables import CAPTION_COLUMNS
         from polyvse.speech.utterances import read_utterance_list

@@ -149,6 +149,13 @@ def required_files(root: str | Path, langs: Sequence[str] = ("en", "de", "fr", "
     return files
 
 
+def present_files(root: str | Path, langs: Sequence[str] = ("en", "de", "fr", "cs"),
+                  task1_langs: Sequence[str] = ("fr", "cs")) -> list[Path]:
+    """:func:`required_files` as they are on disk: a caption file present uncompressed under its
+    name without ``.gz`` is given by that name (a missing one keeps the official name)."""
+    return [_resolve(p) or p for p in required_files(root, langs, task1_langs)]
+
+
 def _check_present(root: Path, sources: list[_Source]) -> None:
     if not root.is_dir():
         raise InputError(root, "Multi30K root directory not found (expected a checkout of multi30k/dataset)")
