@@ -95,6 +95,182 @@ def report_params_files(wildcards):
             for v in report_variants(config, wildcards.report)]
 
 
+# ----------------------------------------------------------------------------- rules/translate.smk: input functions
+
+def dictionaries_dir(wildcards):
+    """MUSE dictionaries: the config's directory, or the synthetic dataset's own."""
+    configured = config["translate"]["dictionaries"]
+    if configured:
+        return configured
+    return f"{R}/{wildcards.dataset}/dictionaries"
+
+
+def translate_inputs(wildcards):
+    inputs = {"captions": f"{R}/{wildcards.dataset}/captions.parquet"}
+    if config["translate"]["backend"] == "dictionary" and not config["translate"]["dictionaries"]:
+        inputs["dictionaries"] = f"{R}/{wildcards.dataset}/dictionaries"
+    return inputs
+
+
+# ----------------------------------------------------------------------------- rules/text_features.smk: input functions
+
+def fasttext_inputs(wildcards):
+    """The vocabulary, and the training captions or the user's pretrained file."""
+    inputs = {"vocab": f"{R}/{wildcards.dataset}/vocab/{wildcards.origin}/{wildcards.lang}.tsv"}
+    pretrained = config["fasttext"]["pretrained"].get(wildcards.lang)
+    if pretrained:
+        inputs["pretrained"] = pretrained
+    else:
+        name = "captions_augmented" if wildcards.origin == "augmented" else "captions"
+        inputs["captions"] = f"{R}/{wildcards.dataset}/{name}.parquet"
+    return inputs
+
+
+def fasttext_mem_mb(wildcards):
+    # FastText holds (words + bucket) x dim float32s; a pretrained cc .bin holds 2M words + 2M buckets.
+    ft = config["fasttext"]
+    rows = 4_000_000 if ft["pretrained"].get(wildcards.lang) else ft["bucket"] + 100_000
+    return 1000 + 2 * rows * ft["dim"] * 4 // 2**20
+
+
+# ----------------------------------------------------------------------------- rules/pretrain.smk: input functions
+
+def pretrain_inputs(wildcards):
+    """Training captions, vocabularies and FastText tables of the pretraining's languages."""
+    s = pretrain_settings(config, wildcards.name, wildcards.dataset)
+    augmented = s["captions"] == "augmented"
+    origin = "augmented" if augmented else "human"
+    ds = wildcards.dataset
+    return {
+        "captions": f"{R}/{ds}/{'captions_augmented' if augmented else 'captions'}.parquet",
+        "vocab": expand(f"{R}/{ds}/vocab/{origin}/{{lang}}.tsv", lang=s["langs"]),
+        "fasttext": expand(f"{R}/{ds}/fasttext/{origin}/{{lang}}.npy", lang=s["langs"]),
+    }
+
+
+# ----------------------------------------------------------------------------- rules/train.smk: input functions
+
+def train_inputs(wildcards):
+    """Captions, image features and vocabularies, plus what the variant's family
+    reads (polyvse.train.families.variant_needs): FastText or PCA tables of its
+    languages, a latent-vocabulary pretraining, MUSE dictionaries."""
+    v = config["variants"][wildcards.variant]
+    ds = v["dataset"]
+    inputs = {
+        "captions": training_captions_file(wildcards),
+        "features": f"{R}/{ds}/image_features/{BACKBONE}.npy",
+        "ids": f"{R}/{ds}/image_features/{BACKBONE}.ids.txt",
+        "vocab": train_vocab_files(wildcards),
+    }
+    needs = variant_needs(variant_settings(config, wildcards.variant))
+    # Word vectors come from FastText on the largest training corpus, human + MT captions
+    # (a stand-in for the papers' pretrained cc.{lang}.300 vectors): one table per language
+    # serves every variant, whatever its captions (its vocabulary is a subset).
+    if needs.fasttext_langs:
+        inputs["fasttext"] = expand(f"{R}/{ds}/fasttext/augmented/{{lang}}.npy", lang=needs.fasttext_langs)
+        inputs["fasttext_vocab"] = expand(f"{R}/{ds}/vocab/augmented/{{lang}}.tsv", lang=needs.fasttext_langs)
+    if needs.pca_dim:
+        inputs["pca"] = expand(f"{R}/{ds}/fasttext/augmented/{{lang}}.pca{needs.pca_dim}.npy", lang=needs.pca_langs)
+        inputs["fasttext_vocab"] = expand(f"{R}/{ds}/vocab/augmented/{{lang}}.tsv", lang=needs.pca_langs)
+    if needs.pretrain:
+        inputs["pretrain"] = f"{R}/{ds}/pretrain/{needs.pretrain}.pt"
+    if needs.dictionaries:
+        inputs["dictionaries"] = dictionaries_dir(wildcards)
+    return inputs
+
+
+# ----------------------------------------------------------------------------- rules/evaluate.smk: input functions
+
+def evaluation_inputs(wildcards):
+    dataset = wildcards.dataset
+    augmented = needs_translations(config, wildcards.variant, wildcards.protocol)
+    inputs = {
+        "model": f"{R}/{dataset}/models/{wildcards.variant}/model.pt",
+        "captions": f"{R}/{dataset}/{'captions_augmented' if augmented else 'captions'}.parquet",
+        "features": f"{R}/{dataset}/image_features/{BACKBONE}.npy",
+        "ids": f"{R}/{dataset}/image_features/{BACKBONE}.ids.txt",
+    }
+    if wildcards.protocol != "direct":
+        inputs["translations"] = f"{R}/{dataset}/test_translations.parquet"
+    if wildcards.protocol == "clc_c":
+        inputs["val_translations"] = f"{R}/{dataset}/val_translations.parquet"
+    return inputs
+
+
+# ----------------------------------------------------------------------------- rules/speech.smk: input functions
+
+def speech_dataset_langs(wildcards):
+    return config["datasets"][wildcards.dataset]["langs"]
+
+
+def utterances_inputs(wildcards):
+    ds = config["datasets"][wildcards.dataset]
+    if ds["adapter"] == "places_speech":
+        return {"listed": ds["places_speech"]["utterances"]}
+    return {"captions": f"{R}/{wildcards.dataset}/captions.parquet"}
+
+
+def speech_view_inputs(wildcards):
+    """What a speech model reads: utterances, every language's log-Mel store, image features."""
+    dataset = speech_variant_dataset(config, wildcards.variant)
+    if dataset != wildcards.dataset:
+        raise ValueError(f"speech variant {wildcards.variant} trains on dataset {dataset}, not {wildcards.dataset}")
+    return {
+        "utterances": f"{R}/{dataset}/utterances.parquet",
+        "logmel": expand(f"{R}/{dataset}/logmel/{{lang}}.npz", lang=config["datasets"][dataset]["langs"]),
+        "features": f"{R}/{dataset}/image_features/{BACKBONE}.npy",
+        "ids": f"{R}/{dataset}/image_features/{BACKBONE}.ids.txt",
+    }
+
+
+def speech_report_files(kind):
+    def files(wildcards):
+        variants = speech_report_variants(config, wildcards.speech_report)
+        name = {"evals": "eval.tsv", "params": "params.json"}[kind]
+        return [f"{R}/{speech_variant_dataset(config, v)}/speech/{v}/{name}" for v in variants]
+
+    return files
+
+
+# ----------------------------------------------------------------------------- rules/translator.smk: input functions
+
+TRANSLATOR = config["translator"]
+TRANSLATOR_DIR = f"{R}/{{dataset}}/translator/{{src}}-{{tgt}}"
+
+
+def translator_dir(wildcards):
+    return TRANSLATOR_DIR.format(dataset=wildcards.dataset, src=wildcards.src, tgt=wildcards.tgt)
+
+
+def translator_vectors(dataset, lang, origin):
+    """A language's word vectors: FastText, or their PCA (translator.word_vectors)."""
+    base = f"{R}/{dataset}/fasttext/{origin}/{lang}"
+    return f"{base}.pca{config['fasttext']['pca_dim']}.npy" if TRANSLATOR["word_vectors"] == "pca" else f"{base}.npy"
+
+
+def translator_target_origin():
+    return "augmented" if TRANSLATOR["target_captions"] == "augmented" else "human"
+
+
+def translator_train_inputs(wildcards):
+    origin = translator_target_origin()
+    inputs = {
+        "captions": f"{R}/{wildcards.dataset}/{'captions_augmented' if origin == 'augmented' else 'captions'}.parquet",
+        "features": f"{R}/{wildcards.dataset}/image_features/{BACKBONE}.npy",
+        "ids": f"{R}/{wildcards.dataset}/image_features/{BACKBONE}.ids.txt",
+        "vocab": f"{R}/{wildcards.dataset}/vocab/{origin}/{wildcards.tgt}.tsv",
+        "vectors": translator_vectors(wildcards.dataset, wildcards.tgt, origin),
+    }
+    base = translator_dir(wildcards)
+    if wildcards.translator_protocol in ("T1", "T2"):
+        inputs["source"] = f"{base}/source/model.pt"
+    if wildcards.translator_protocol == "T2":
+        inputs["matrix"] = f"{base}/align/translator.npy"
+    return inputs
+
+
+# ----------------------------------------------------------------------------- run summary
+
 def _elapsed():
     return time.strftime("%H:%M:%S", time.gmtime(time.time() - _STARTED))
 

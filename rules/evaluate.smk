@@ -1,19 +1,3 @@
-def evaluation_inputs(wildcards):
-    dataset = wildcards.dataset
-    augmented = needs_translations(config, wildcards.variant, wildcards.protocol)
-    inputs = {
-        "model": f"{R}/{dataset}/models/{wildcards.variant}/model.pt",
-        "captions": f"{R}/{dataset}/{'captions_augmented' if augmented else 'captions'}.parquet",
-        "features": f"{R}/{dataset}/image_features/{BACKBONE}.npy",
-        "ids": f"{R}/{dataset}/image_features/{BACKBONE}.ids.txt",
-    }
-    if wildcards.protocol != "direct":
-        inputs["translations"] = f"{R}/{dataset}/test_translations.parquet"
-    if wildcards.protocol == "clc_c":
-        inputs["val_translations"] = f"{R}/{dataset}/val_translations.parquet"
-    return inputs
-
-
 rule evaluate:
     """Bidirectional retrieval on the test split, per language: R@1/5/10, medr, mR.
     Protocol direct: queries in their own language; to_en: translated into English;

@@ -1,16 +1,3 @@
-def pretrain_inputs(wildcards):
-    """Training captions, vocabularies and FastText tables of the pretraining's languages."""
-    s = pretrain_settings(config, wildcards.name, wildcards.dataset)
-    augmented = s["captions"] == "augmented"
-    origin = "augmented" if augmented else "human"
-    ds = wildcards.dataset
-    return {
-        "captions": f"{R}/{ds}/{'captions_augmented' if augmented else 'captions'}.parquet",
-        "vocab": expand(f"{R}/{ds}/vocab/{origin}/{{lang}}.tsv", lang=s["langs"]),
-        "fasttext": expand(f"{R}/{ds}/fasttext/{origin}/{{lang}}.npy", lang=s["langs"]),
-    }
-
-
 rule pretrain:
     """SMALR's latent shared vocabulary (§3.1): the frozen word → latent-token
     assignment of every word of the pretraining's languages and the initial

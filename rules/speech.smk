@@ -3,39 +3,6 @@
 # between every view pair → the thesis' Tables 3.1-3.4, 4.1, 5.1.
 
 
-def speech_dataset_langs(wildcards):
-    return config["datasets"][wildcards.dataset]["langs"]
-
-
-def utterances_inputs(wildcards):
-    ds = config["datasets"][wildcards.dataset]
-    if ds["adapter"] == "places_speech":
-        return {"listed": ds["places_speech"]["utterances"]}
-    return {"captions": f"{R}/{wildcards.dataset}/captions.parquet"}
-
-
-def speech_view_inputs(wildcards):
-    """What a speech model reads: utterances, every language's log-Mel store, image features."""
-    dataset = speech_variant_dataset(config, wildcards.variant)
-    if dataset != wildcards.dataset:
-        raise ValueError(f"speech variant {wildcards.variant} trains on dataset {dataset}, not {wildcards.dataset}")
-    return {
-        "utterances": f"{R}/{dataset}/utterances.parquet",
-        "logmel": expand(f"{R}/{dataset}/logmel/{{lang}}.npz", lang=config["datasets"][dataset]["langs"]),
-        "features": f"{R}/{dataset}/image_features/{BACKBONE}.npy",
-        "ids": f"{R}/{dataset}/image_features/{BACKBONE}.ids.txt",
-    }
-
-
-def speech_report_files(kind):
-    def files(wildcards):
-        variants = speech_report_variants(config, wildcards.speech_report)
-        name = {"evals": "eval.tsv", "params": "params.json"}[kind]
-        return [f"{R}/{speech_variant_dataset(config, v)}/speech/{v}/{name}" for v in variants]
-
-    return files
-
-
 rule utterances:
     """Spoken captions → utterances.parquet (image_id, split, lang, path): synthetic datasets
     speak one caption per image and language with espeak-ng into wav/{lang}/; places_speech

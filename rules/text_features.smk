@@ -19,25 +19,6 @@ rule vocab:
         "../workflow_scripts/build_vocab.py"
 
 
-def fasttext_inputs(wildcards):
-    """The vocabulary, and the training captions or the user's pretrained file."""
-    inputs = {"vocab": f"{R}/{wildcards.dataset}/vocab/{wildcards.origin}/{wildcards.lang}.tsv"}
-    pretrained = config["fasttext"]["pretrained"].get(wildcards.lang)
-    if pretrained:
-        inputs["pretrained"] = pretrained
-    else:
-        name = "captions_augmented" if wildcards.origin == "augmented" else "captions"
-        inputs["captions"] = f"{R}/{wildcards.dataset}/{name}.parquet"
-    return inputs
-
-
-def fasttext_mem_mb(wildcards):
-    # FastText holds (words + bucket) x dim float32s; a pretrained cc .bin holds 2M words + 2M buckets.
-    ft = config["fasttext"]
-    rows = 4_000_000 if ft["pretrained"].get(wildcards.lang) else ft["bucket"] + 100_000
-    return 1000 + 2 * rows * ft["dim"] * 4 // 2**20
-
-
 rule fasttext:
     """FastText vectors of one language's vocabulary, row i for the vocabulary's
     token i (SMALR §3.1, MULE): a skip-gram model trained on the training

@@ -1,18 +1,3 @@
-def dictionaries_dir(wildcards):
-    """MUSE dictionaries: the config's directory, or the synthetic dataset's own."""
-    configured = config["translate"]["dictionaries"]
-    if configured:
-        return configured
-    return f"{R}/{wildcards.dataset}/dictionaries"
-
-
-def translate_inputs(wildcards):
-    inputs = {"captions": f"{R}/{wildcards.dataset}/captions.parquet"}
-    if config["translate"]["backend"] == "dictionary" and not config["translate"]["dictionaries"]:
-        inputs["dictionaries"] = f"{R}/{wildcards.dataset}/dictionaries"
-    return inputs
-
-
 rule augment_captions:
     """Machine translations: every train/val image reaches translate.min_per_lang
     sentences in every language; languages without human test captions get

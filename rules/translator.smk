@@ -9,41 +9,6 @@ from polyvse.train.translator_runs import check_translator_config, translator_se
 if "translator_curve" in config["extra_reports"]:
     check_translator_config(config)
 
-TRANSLATOR = config["translator"]
-TRANSLATOR_DIR = f"{R}/{{dataset}}/translator/{{src}}-{{tgt}}"
-
-
-def translator_dir(wildcards):
-    return TRANSLATOR_DIR.format(dataset=wildcards.dataset, src=wildcards.src, tgt=wildcards.tgt)
-
-
-def translator_vectors(dataset, lang, origin):
-    """A language's word vectors: FastText, or their PCA (translator.word_vectors)."""
-    base = f"{R}/{dataset}/fasttext/{origin}/{lang}"
-    return f"{base}.pca{config['fasttext']['pca_dim']}.npy" if TRANSLATOR["word_vectors"] == "pca" else f"{base}.npy"
-
-
-def translator_target_origin():
-    return "augmented" if TRANSLATOR["target_captions"] == "augmented" else "human"
-
-
-def translator_train_inputs(wildcards):
-    origin = translator_target_origin()
-    inputs = {
-        "captions": f"{R}/{wildcards.dataset}/{'captions_augmented' if origin == 'augmented' else 'captions'}.parquet",
-        "features": f"{R}/{wildcards.dataset}/image_features/{BACKBONE}.npy",
-        "ids": f"{R}/{wildcards.dataset}/image_features/{BACKBONE}.ids.txt",
-        "vocab": f"{R}/{wildcards.dataset}/vocab/{origin}/{wildcards.tgt}.tsv",
-        "vectors": translator_vectors(wildcards.dataset, wildcards.tgt, origin),
-    }
-    base = translator_dir(wildcards)
-    if wildcards.translator_protocol in ("T1", "T2"):
-        inputs["source"] = f"{base}/source/model.pt"
-    if wildcards.translator_protocol == "T2":
-        inputs["matrix"] = f"{base}/align/translator.npy"
-    return inputs
-
-
 wildcard_constraints:
     src="[a-z]{2}",
     tgt="[a-z]{2}",
