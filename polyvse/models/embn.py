@@ -19,19 +19,27 @@ import torch
 from torch import Tensor, nn
 
 
-@dataclass
-class EmbNConfig:
-    vocab_size: int
-    image_dim: int
-    word_dim: int = 300
+@dataclass(kw_only=True)
+class BranchSizes:
+    """The sizes every EmbN-style family shares (MULE §"Model", SMALR §4): the sentence GRU's
+    hidden size, the image branch's hidden layer, the joint space, dropout. Keyword-only, so
+    that a family's config lists its own required fields first."""
+
     gru_hidden: int = 512
-    image_hidden: int = 2048
     joint_dim: int = 512
+    image_hidden: int = 2048
     dropout: float = 0.2
-    input_dim: int = 0  # size of the word table when it is not word_dim (PCA-reduced); 0: word_dim
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass
+class EmbNConfig(BranchSizes):
+    vocab_size: int
+    image_dim: int
+    word_dim: int = 300
+    input_dim: int = 0  # size of the word table when it is not word_dim (PCA-reduced); 0: word_dim
 
 
 def l2_normalize(x: Tensor) -> Tensor:

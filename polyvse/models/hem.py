@@ -26,13 +26,14 @@ them; build a fresh model with :meth:`HEM.from_vocabulary`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor, nn
 
 from polyvse.losses.mclm import MCLMHead
+from polyvse.models.embn import BranchSizes
 from polyvse.models.latent_vocab import LatentAssignment
 from polyvse.models.universal import UniversalEmbeddingModel
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class HEMConfig:
+class HEMConfig(BranchSizes):
     """n_latent: latent tokens kept after pretraining; n_specific: words with a
     language-specific embedding, over all languages (0 for LA)."""
 
@@ -52,13 +53,6 @@ class HEMConfig:
     n_specific: int = 0
     specific_dim: int = 50
     universal_dim: int = 512
-    gru_hidden: int = 512
-    joint_dim: int = 512
-    image_hidden: int = 2048
-    dropout: float = 0.2
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def frequent_words(vocab: "Vocabulary", counts: Mapping[str, Mapping[str, int]], k: int) -> Tensor:

@@ -16,28 +16,21 @@ the workflow's image features.)
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from torch import Tensor, nn
 
-from polyvse.models.embn import ImageBranch, l2_normalize
+from polyvse.models.embn import BranchSizes, ImageBranch, l2_normalize
 from polyvse.models.mlmme import check_lengths
 
 LIWE_SIZES = {"small": 24, "large": 120}  # character embedding sizes of S-LIWE and L-LIWE
 
 
 @dataclass
-class LIWEConfig:
+class LIWEConfig(BranchSizes):
     vocab_size: int
     image_dim: int
     char_dim: int = 24
-    gru_hidden: int = 512
-    joint_dim: int = 512
-    image_hidden: int = 2048
-    dropout: float = 0.2
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 class LIWE(nn.Module):

@@ -18,12 +18,13 @@ classifier, image–sentence triplet) and the LP pretraining objective are in
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor, nn
 
+from polyvse.models.embn import BranchSizes
 from polyvse.models.universal import UniversalEmbeddingModel
 
 if TYPE_CHECKING:
@@ -31,19 +32,12 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class MULEConfig:
+class MULEConfig(BranchSizes):
     vocab_size: int
     image_dim: int
     n_langs: int
     word_dim: int = 300
     universal_dim: int = 512
-    gru_hidden: int = 512
-    joint_dim: int = 512
-    image_hidden: int = 2048
-    dropout: float = 0.2
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def init_word_embeddings(table: nn.Embedding, word_vectors: Tensor | None, where: str) -> None:

@@ -12,13 +12,13 @@ the parameter count grows with each language's vocabulary, as in the paper.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor, nn
 
-from polyvse.models.embn import GRUSentenceEncoder, ImageBranch
+from polyvse.models.embn import BranchSizes, GRUSentenceEncoder, ImageBranch
 from polyvse.models.mule import init_word_embeddings
 from polyvse.models.universal import check_langs, count
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class ParallelEmbNConfig:
+class ParallelEmbNConfig(BranchSizes):
     """language_sizes: entries (with ``<unk>``) of each language in the joint
     vocabulary, in the order of its languages (``Vocabulary.language_sizes``)."""
 
@@ -35,13 +35,6 @@ class ParallelEmbNConfig:
     image_dim: int
     language_sizes: list[int] = field(default_factory=list)
     word_dim: int = 300
-    gru_hidden: int = 512
-    joint_dim: int = 512
-    image_hidden: int = 2048
-    dropout: float = 0.2
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def language_offsets(vocab: "Vocabulary") -> list[int]:
