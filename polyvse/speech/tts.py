@@ -4,9 +4,9 @@ Each utterance gets its own voice, drawn from a :class:`VoicePool`: an accent
 (English has several), a voice variant (``+m1`` … ``+m7``, ``+f1`` … ``+f5``), a
 speaking rate (words per minute) and a pitch (espeak's 0–99 scale). The full
 pool (every installed accent and variant, 130–190 wpm, pitch 30–70) is the
-default; a narrower pool makes an easier dataset (``speech.tts`` in the config). The generator of a batch item is seeded from the batch
-seed and the item's key, so an utterance sounds the same whatever the order or
-the number of processes.
+default; a narrower pool makes an easier dataset (``speech.tts`` in the config).
+The generator of a batch item is seeded from the batch seed and the item's key,
+so an utterance sounds the same whatever the order or the number of processes.
 
 espeak-ng writes 22050 Hz mono 16-bit wav; we resample to 16 kHz (soxr) and write
 16-bit PCM mono atomically. Text reaches espeak on stdin (never as an argument,
@@ -28,7 +28,7 @@ import zlib
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -73,7 +73,7 @@ class VoicePool:
             raise ValueError(f"pitch {list(self.pitch)} outside espeak-ng's 0-99")
 
     @classmethod
-    def from_config(cls, tts: dict) -> "VoicePool":
+    def from_config(cls, tts: Mapping[str, Any]) -> "VoicePool":
         """From the ``speech.tts`` settings (``accents``, ``variants``, ``rate_wpm``, ``pitch``; all optional)."""
         accents = tts.get("accents") or {}
         return cls(accents=tuple((lang, tuple(names)) for lang, names in sorted(accents.items())),
