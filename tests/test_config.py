@@ -126,3 +126,20 @@ def test_paper_configs_pass_schema_and_cross_checks(name, tmp_path):
             assert v["training_options"]["lr"] == 0.001      # SMALR §4
     langs_of = {v: len(c["variants"][v]["train_langs"]) for v in c["variants"]}
     assert max(langs_of.values()) == 10
+
+
+def test_paper_speech_config_has_the_thesis_sizes_and_the_default_tables(tmp_path):
+    from snakemake.utils import validate
+
+    c = yaml.safe_load((REPO / "config" / "paper" / "speech.yaml").read_text())
+    validate(c, str(REPO / "config" / "schema.yaml"))  # fills the schema's defaults: the thesis' settings
+    listed = tmp_path / "utterances.tsv"
+    listed.write_text("image_id\tsplit\tlang\twav\n")
+    c["datasets"]["spoken"]["places_speech"]["utterances"] = str(listed)
+    c["image_features"]["weights_path"] = str(REPO / "config" / "schema.yaml")
+    check_config(c, yaml.safe_load((REPO / "config" / "schema.yaml").read_text()))
+    speech = c["speech"]
+    assert speech["model"]["widths"] == [128, 128, 256, 512, 1024] and speech["model"]["ff_dim"] == 2048
+    assert (speech["training"]["epochs"], speech["training"]["batch_size"], speech["training"]["lr"]) == (75, 128, 1e-3)
+    default = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["speech"]
+    assert speech["reports"] == default["reports"] and set(speech["variants"]) == set(default["variants"])
