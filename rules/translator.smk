@@ -118,6 +118,7 @@ rule translator_curve:
         caption=TRANSLATOR["caption"],
         source=TRANSLATOR["source"],
         target=TRANSLATOR["target"],
+        image_branch=TRANSLATOR["image_branch"],
     threads: 1
     resources:
         mem_mb=1000,

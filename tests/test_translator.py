@@ -75,9 +75,49 @@ def test_fs_starts_from_scratch_without_a_translator():
     assert fs.translator_matrix is None
     assert fs.text.encoder.gru.input_size == 4  # reads the target vectors directly
     assert fs.text.encoder.gru.hidden_size == 8 and fs.embed_images(torch.randn(1, IMAGE_DIM)).shape == (1, 5)
-    assert not torch.equal(fs.image.project.weight, src.image.project.weight)
-    alone = build_translator_model("FS", vectors(5, d=4), image_dim=IMAGE_DIM, gru_hidden=7, joint_dim=3)
+    alone = build_translator_model("FS", vectors(5, d=4), image_dim=IMAGE_DIM, gru_hidden=7, joint_dim=3,
+                                   image_branch="random")
     assert alone.embed_sentences(TOKENS, LENGTHS).shape == (3, 3)
+    with pytest.raises(InputError, match="image_branch 'source' copies the source model's image branch"):
+        build_translator_model("FS", vectors(5, d=4), image_dim=IMAGE_DIM)
+
+
+def all_protocols(image_branch: str, image_seed: int = 0) -> dict:
+    src = source_model()
+    target = vectors(5)
+    torch.manual_seed(123)  # what the protocols draw for their text side differs; the image branch must not
+    return {p: build_translator_model(p, target, source_model=src, image_branch=image_branch, image_seed=image_seed,
+                                      translator_init=np.eye(D_SOURCE) if p == "T2" else None)
+            for p in ("FS", "T1", "T2")}, src
+
+
+@pytest.mark.parametrize("image_branch", ["source", "random"])
+def test_every_protocol_starts_from_the_same_image_branch(image_branch):
+    models, src = all_protocols(image_branch)
+    weights = {p: m.image.state_dict() for p, m in models.items()}
+    for p in ("T1", "T2"):
+        assert weights[p].keys() == weights["FS"].keys()
+        for k in weights["FS"]:
+            assert torch.equal(weights[p][k], weights["FS"][k]), (p, k)
+    features = torch.randn(3, IMAGE_DIM)
+    for p in ("T1", "T2"):  # the same map, not only the same tensors
+        torch.testing.assert_close(models[p].embed_images(features), models["FS"].embed_images(features))
+    assert len({models[p].image.project.weight.data_ptr() for p in models}) == 3  # copies, never shared
+    copied = torch.equal(models["FS"].image.project.weight, src.image.project.weight)
+    assert copied == (image_branch == "source")
+    # the text branches still differ by protocol: FS reads the target vectors without M
+    assert models["FS"].translator_matrix is None and models["T1"].translator_matrix is not None
+
+
+def test_random_image_branch_depends_on_its_seed_only():
+    first, _ = all_protocols("random", image_seed=0)
+    torch.manual_seed(999)  # another global state: the same image branch
+    again, _ = all_protocols("random", image_seed=0)
+    other, _ = all_protocols("random", image_seed=1)
+    assert torch.equal(first["FS"].image.project.weight, again["T2"].image.project.weight)
+    assert not torch.equal(first["FS"].image.project.weight, other["FS"].image.project.weight)
+    with pytest.raises(InputError, match="'frozen' is not one of source, random"):
+        build_translator_model("FS", vectors(5), source_model=source_model(), image_branch="frozen")
 
 
 def test_rectangular_translator_maps_target_dimension_to_source_dimension():

@@ -12,7 +12,7 @@ from polyvse.align.dictionaries import bilingual_pairs, compose
 from polyvse.align.translator_matrix import fit_translator_matrix, prepare_vectors, split_by_target_word
 from polyvse.config import ConfigError
 from polyvse.errors import InputError
-from polyvse.report.translator_curve import COLUMNS, curve_table, plot_curve
+from polyvse.report.translator_curve import COLUMNS, curve_table, initialisation_note, plot_curve
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.data import encode_captions
 from polyvse.train.translator import (
@@ -24,7 +24,7 @@ from polyvse.train.translator import (
     train_target,
     vocabulary_vectors,
 )
-from polyvse.train.translator_runs import check_translator_config
+from polyvse.train.translator_runs import check_translator_config, needs_source_model, translator_settings
 
 
 def write(path, text):
@@ -139,9 +139,23 @@ def test_config_check_names_the_key():
         check_translator_config({"translator": block, "datasets": {"coco": {}}})
 
 
+def test_target_settings_carry_the_image_branch_and_fs_reads_the_source_under_it():
+    block = {"model": {}, "source_training": {"epochs": 1}, "target_training": {"epochs": 2}, "margin": 0.2,
+             "device": "cpu", "image_branch": "source"}
+    config = {"translator": block, "seed": 3}
+    assert translator_settings(config, "target")["image_branch"] == "source"
+    assert "image_branch" not in translator_settings(config, "source")  # the source run does not depend on it
+    assert [needs_source_model(config, p) for p in ("FS", "T1", "T2")] == [True, True, True]
+    block["image_branch"] = "random"
+    assert [needs_source_model(config, p) for p in ("FS", "T1", "T2")] == [False, True, True]
+    with pytest.raises(ConfigError, match="unknown training stage 'pretrain'"):
+        translator_settings(config, "pretrain")
+
+
 SETTINGS = {"model": {"gru_hidden": 12, "joint_dim": 8, "dropout": 0.0, "freeze_embeddings": True},
             "training": {"epochs": 4, "lr": 0.02, "batch_size": 8, "grad_clip": 2.0, "min_batches_per_epoch": 3},
-            "margin": 0.2, "text": {"min_count": 1, "segmenter": "chars", "max_len": 10}, "seed": 0, "device": "cpu"}
+            "margin": 0.2, "text": {"min_count": 1, "segmenter": "chars", "max_len": 10}, "seed": 0, "device": "cpu",
+            "image_branch": "source"}
 
 
 def test_source_and_protocol_models_train_reload_and_evaluate(tmp_path):
@@ -175,6 +189,9 @@ def test_source_and_protocol_models_train_reload_and_evaluate(tmp_path):
     assert not torch.equal(reference, before["text.encoder.gru.weight_hh_l0"])
     src_model, _ = load_translator_model(source.saved())
     assert all(torch.equal(before[k], v) for k, v in src_model.state_dict().items())
+    with pytest.raises(InputError, match="translator.image_branch"):  # FS copies the source's image branch
+        train_target("FS", 12, captions, features, ids, "fr", counts["fr"], vectors["fr"], SETTINGS,
+                     tmp_path / "FS-none", source=None, progress=False)
 
 
 def test_curve_table_and_figure(tmp_path):
@@ -186,7 +203,13 @@ def test_curve_table_and_figure(tmp_path):
     table = curve_table(rows)
     assert list(table.columns) == list(COLUMNS)
     assert list(zip(table["protocol"], table["n_examples"])) == [("T2", 50), ("T2", 100), ("FS", 50), ("FS", 100)]
-    plot_curve(table, tmp_path / "c.png", "title", "fr", "subtitle")
+    plot_curve(table, tmp_path / "c.png", "title", "fr", "subtitle", initialisation=initialisation_note("random", "de"))
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(InputError, match="must state the protocols' initialisation"):
+        plot_curve(table, tmp_path / "d.png", "title", "fr", initialisation="")
+    assert "trained de source model's" in initialisation_note("source", "de")
+    assert "seeded random" in initialisation_note("random", "de")
+    with pytest.raises(InputError, match="translator.image_branch"):
+        initialisation_note("imagenet", "de")
     with pytest.raises(InputError, match="lack r1_t2i"):
         curve_table([{"protocol": "FS", "n_examples": 1}])

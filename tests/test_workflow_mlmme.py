@@ -92,6 +92,9 @@ def test_translator_curve_has_every_protocol_and_size(workdir):
     assert np.linalg.norm(m, 2) <= 1 + 1e-5                    # RCSLS's spectral constraint
     log = (workdir / "logs/m30k/translator_align_de-fr.log").read_text()
     assert "held-out precision@1" in log
+    # every protocol started from the source model's image branch (translator.image_branch's default)
+    curve_log = (workdir / "logs/report_translator_curve.log").read_text()
+    assert "Image branch of every protocol (FS, T1, T2) at the start: the trained de source model's" in curve_log
 
 
 def test_nothing_left_to_do(workdir):

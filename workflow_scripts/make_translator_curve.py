@@ -7,14 +7,16 @@ import pandas as pd
 
 from polyvse.io import write_tsv
 from polyvse.logs import job_log
-from polyvse.report.translator_curve import alignment_note, curve_table, plot_curve
+from polyvse.report.translator_curve import alignment_note, curve_table, initialisation_note, plot_curve
 
 with job_log(snakemake.log[0], "translator_curve") as log:
     rows = [pd.read_csv(p, sep="\t").iloc[0].to_dict() for p in snakemake.input.evals]
     table = curve_table(rows)
     summary = json.loads(Path(snakemake.input.align[0]).read_text())
     note = alignment_note(summary, snakemake.params.source, snakemake.params.target)
-    log.info("%s", note)
-    plot_curve(table, snakemake.output.png, snakemake.params.caption, snakemake.params.target, note)
+    init = initialisation_note(snakemake.params.image_branch, snakemake.params.source)
+    log.info("%s; %s", init, note)
+    plot_curve(table, snakemake.output.png, snakemake.params.caption, snakemake.params.target, note,
+               initialisation=init)
     write_tsv(table, snakemake.output.tsv, float_format="%.2f")
     log.info("\n%s", table.to_string(index=False))

@@ -15,10 +15,23 @@ VSE's bidirectional hinge (poster §2 "Training"). Protocols (poster §3):
   (:mod:`polyvse.align`), + text encoder initialised from the source model.
 
 The subword embeddings are pretrained FastText vectors (poster ref. [1]) and
-stay frozen by default; M and the encoders train. The poster says only that the
-*text encoder* of T1/T2 starts from the source model; its joint space is only
-meaningful next to the image branch it was trained with, so T1/T2 also copy
-the source model's image branch (``image_from_source``; FS starts it at random).
+stay frozen by default; M and the encoders train.
+
+Image branch (``image_branch``, config ``translator.image_branch``): the same
+for all three protocols, so that the curves compare the *text*-side
+initialisations only. ``source`` (the default) copies the trained source
+model's image branch g into every protocol, FS included; ``random`` starts
+every protocol from one seeded random g (Calixto et al. §4's initialisation,
+drawn from ``image_seed`` alone, so the three get identical weights). Why
+``source`` is the poster's setting: §3 varies "three protocols on the text
+branch" only, so the image branch must be common to FS, T1 and T2, and the
+poster's premise (§1, Figure 1) is vision "as the shared modality", the target
+language "grounded by consistent visual signals" — the source model's g. T1/T2
+also start their text encoder from the source model, whose joint space is only
+meaningful next to the g it was trained with. The poster does not name the
+image branch's initialisation in so many words; ``random`` is the alternative
+reading (a standard VSE, Figure 2, started afresh apart from the text side).
+
 A random Translator is a random (semi-)orthogonal matrix by default, the same
 scale as the SVD solution, so that T1 and T2 differ in M's information, not its
 norm; ``random_translator="default"`` uses PyTorch's Linear initialisation.
@@ -41,6 +54,7 @@ from polyvse.models.mlmme import PAD, ImageEncoder, RecurrentEncoder, init_paper
 
 PROTOCOLS: tuple[str, ...] = ("FS", "T1", "T2")
 RANDOM_TRANSLATORS: tuple[str, ...] = ("orthogonal", "default")
+IMAGE_BRANCHES: tuple[str, ...] = ("source", "random")
 
 
 def _as_vectors(vectors: ArrayLike | Tensor, where: str) -> Tensor:
@@ -134,6 +148,18 @@ def build_source_model(word_vectors: ArrayLike | Tensor, image_dim: int, *, gru_
     return TranslatorVSE(TranslatorTextEncoder(vectors, encoder, None, freeze_embeddings), image, "source")
 
 
+def random_image_branch(image_dim: int, joint_dim: int, dropout: float, init_std: float = 0.01,
+                        seed: int = 0) -> ImageEncoder:
+    """A freshly initialised image branch g ``(B, image_dim) → (B, joint_dim)`` (Calixto et
+    al. §4 weights, :func:`init_paper_weights`), drawn from its own generator seeded with
+    ``seed``: the same weights whatever was drawn before, and the global RNG is left as it was."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        image = ImageEncoder(image_dim, joint_dim, dropout)
+        init_paper_weights(image, init_std)
+    return image
+
+
 def _random_translator(d_t: int, d_s: int, kind: str) -> nn.Linear:
     layer = nn.Linear(d_t, d_s, bias=False)  # PyTorch's default init ("default")
     if kind == "orthogonal":
@@ -145,16 +171,20 @@ def build_translator_model(protocol: str, target_vectors: ArrayLike | Tensor, *,
                            source_model: TranslatorVSE | None = None, translator_init: ArrayLike | None = None,
                            image_dim: int | None = None, gru_hidden: int | None = None,
                            joint_dim: int | None = None, dropout: float | None = None, init_std: float = 0.01,
-                           image_from_source: bool | None = None, random_translator: str = "orthogonal",
-                           freeze_embeddings: bool = True, freeze_translator: bool = False) -> TranslatorVSE:
+                           image_branch: str = "source", image_seed: int = 0,
+                           random_translator: str = "orthogonal", freeze_embeddings: bool = True,
+                           freeze_translator: bool = False) -> TranslatorVSE:
     """The target-language model of protocol ``FS``, ``T1`` or ``T2`` (poster §3).
 
     target_vectors ``(V_t, d_t)``: pretrained target subword embeddings (row 0
     padding). source_model: the trained source-language model
-    (:func:`build_source_model`), required by T1/T2 and, for FS, the default of
-    every size. translator_init ``(d_s, d_t)``: the SVD + RCSLS matrix, required
-    by T2. The source model is copied, never shared: training the new model
-    leaves it unchanged.
+    (:func:`build_source_model`), required by T1/T2 and by ``image_branch="source"``,
+    and for FS the default of every size. translator_init ``(d_s, d_t)``: the
+    SVD + RCSLS matrix, required by T2. image_branch: ``source`` copies the source
+    model's image branch, ``random`` builds :func:`random_image_branch` from
+    ``image_seed``; either way FS, T1 and T2 start from identical image weights
+    (see the module docstring). The source model is copied, never shared:
+    training the new model leaves it unchanged.
 
     Sizes (image_dim, gru_hidden, joint_dim, dropout) default to the source
     model's; FS without a source model needs image_dim and uses 1024/1024/0.0.
@@ -172,10 +202,11 @@ def build_translator_model(protocol: str, target_vectors: ArrayLike | Tensor, *,
         raise InputError(where, "T2 starts M from SVD + RCSLS: pass translator_init (d_source, d_target)")
     if protocol != "T2" and translator_init is not None:
         raise InputError(where, "translator_init is only used by T2 (T1's Translator starts at random)")
-    if image_from_source is None:
-        image_from_source = protocol != "FS"
-    if image_from_source and source_model is None:
-        raise InputError(where, "image_from_source needs a source_model")
+    if image_branch not in IMAGE_BRANCHES:
+        raise InputError(f"{where}(image_branch)", f"{image_branch!r} is not one of {', '.join(IMAGE_BRANCHES)}")
+    if image_branch == "source" and source_model is None:
+        raise InputError(f"{where}(image_branch)", "image_branch 'source' copies the source model's image branch: "
+                                                   "pass source_model (or image_branch='random')")
 
     src_text = source_model.text.encoder if source_model is not None else None
     if protocol != "FS":  # the copied encoder fixes these sizes
@@ -215,12 +246,12 @@ def build_translator_model(protocol: str, target_vectors: ArrayLike | Tensor, *,
                 translator.weight.copy_(m)
         translator.weight.requires_grad_(not freeze_translator)
 
-    if image_from_source:
+    if image_branch == "source":
         image = copy.deepcopy(source_model.image)
         image.dropout.p = dropout
         if image.project.in_features != image_dim or image.project.out_features != joint_dim:
-            raise InputError(where, "the source model's image branch does not match image_dim / joint_dim")
+            raise InputError(where, f"the source model's image branch maps {image.project.in_features} → "
+                                    f"{image.project.out_features}, the model needs {image_dim} → {joint_dim}")
     else:
-        image = ImageEncoder(image_dim, joint_dim, dropout)
-        init_paper_weights(image, init_std)
+        image = random_image_branch(image_dim, joint_dim, dropout, init_std, image_seed)
     return TranslatorVSE(TranslatorTextEncoder(vectors, encoder, translator, freeze_embeddings), image, protocol)

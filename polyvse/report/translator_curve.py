@@ -4,7 +4,9 @@ target-language training examples, one line per protocol (FS, T1, T2).
 "First row is text→image R@1, R@5, R@10 respectively; second row is
 image→text R@1, R@5, R@10." The TSV beside the PNG holds the plotted numbers
 (one row per protocol and number of examples) with median ranks, mR, the best
-epoch and parameter counts.
+epoch and parameter counts. The title states the image branch every protocol
+started from (``translator.image_branch``, :func:`initialisation_note`): the
+protocols differ only in the text branch (poster §3).
 """
 
 from __future__ import annotations
@@ -39,9 +41,22 @@ def curve_table(results: Sequence[Mapping]) -> pd.DataFrame:
     return frame[list(COLUMNS)].reset_index(drop=True)
 
 
-def plot_curve(table: pd.DataFrame, path: str | Path, title: str, target: str, subtitle: str = "") -> None:
+def initialisation_note(image_branch: str, source: str) -> str:
+    """One line on how every protocol's image branch started (``translator.image_branch``)."""
+    hows = {"source": f"the trained {source} source model's", "random": "one seeded random initialisation"}
+    if image_branch not in hows:
+        raise InputError("translator.image_branch", f"{image_branch!r} is not one of {', '.join(hows)}")
+    how = hows[image_branch]
+    return f"Image branch of every protocol (FS, T1, T2) at the start: {how}; the protocols differ in the text branch only"
+
+
+def plot_curve(table: pd.DataFrame, path: str | Path, title: str, target: str, subtitle: str = "", *,
+               initialisation: str) -> None:
     """2 × 3 panels (rows: text→image, image→text; columns: R@1, R@5, R@10),
-    x = number of ``target`` training examples (log scale), one line per protocol."""
+    x = number of ``target`` training examples (log scale), one line per protocol.
+    ``initialisation`` (:func:`initialisation_note`) is printed under the title."""
+    if not initialisation:
+        raise InputError("translator_curve", "the figure must state the protocols' initialisation")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -69,7 +84,7 @@ def plot_curve(table: pd.DataFrame, path: str | Path, title: str, target: str, s
             if r == 1:
                 ax.set_xlabel(f"number of {target} training examples")
     axes[0, 0].legend(loc="best", fontsize=9)
-    fig.suptitle(title + (f"\n{subtitle}" if subtitle else ""), fontsize=10)
+    fig.suptitle("\n".join(line for line in (title, initialisation, subtitle) if line), fontsize=10)
     fig.tight_layout()
     with atomic_path(path, suffix=".png") as tmp:
         fig.savefig(tmp, dpi=150)

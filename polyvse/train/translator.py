@@ -6,7 +6,10 @@
    number n of target-language (fr) training examples, a target model trained
    on the first n examples of one seeded order, so that the sets are nested
    (:func:`target_examples`, :func:`train_target`) and tested on the target
-   language's test split (:func:`evaluate_target`).
+   language's test split (:func:`evaluate_target`). Every protocol starts from
+   the same image branch (``translator.image_branch``: the source model's, or
+   one seeded random one; :mod:`polyvse.models.translator` says why), so the
+   protocols differ in the text branch only, as in the poster's §3.
 
 Loss: the poster's bidirectional hinge, every other example of the batch
 contrastive (``T \\ {t}``, ``I \\ {i}``), margin α; examples of the same image are
@@ -141,14 +144,14 @@ def load_translator_model(saved: Mapping) -> tuple[TranslatorVSE, Vocabulary]:
         kw = dict(gru_hidden=sizes["gru_hidden"], joint_dim=sizes["joint_dim"], dropout=sizes["dropout"],
                   freeze_embeddings=sizes["freeze_embeddings"])
         model = (build_source_model(vectors, saved["image_dim"], **kw) if protocol == "source" else
-                 build_translator_model("FS", vectors, image_dim=saved["image_dim"], **kw))
+                 build_translator_model("FS", vectors, image_dim=saved["image_dim"], image_branch="random", **kw))
     else:  # T1 and T2 share one architecture: a Translator before a source-shaped encoder
         shell = build_source_model(torch.zeros(2, saved["source_dim"]), saved["image_dim"],
                                    gru_hidden=sizes["gru_hidden"], joint_dim=sizes["joint_dim"])
         model = build_translator_model("T1", vectors, source_model=shell, dropout=sizes["dropout"],
-                                       freeze_embeddings=sizes["freeze_embeddings"])
+                                       freeze_embeddings=sizes["freeze_embeddings"], image_branch="random")
         model.protocol = protocol
-    model.load_state_dict(saved["state_dict"])
+    model.load_state_dict(saved["state_dict"])  # every weight, the image branch's too: the shell's init is moot
     return model, Vocabulary.from_state_dict(saved["vocab"])
 
 
@@ -229,20 +232,27 @@ def train_target(protocol: str, n: int, captions: pd.DataFrame, features: np.nda
                  examples: str = "human", threads: int = 1, progress: bool = True) -> TrainedTranslatorModel:
     """The target-language model of ``protocol`` trained on n examples of ``lang``.
 
-    source: the trained source model (T1, T2); matrix: M ``(d_s, d_t)`` from SVD + RCSLS (T2).
+    source: the trained source model (T1, T2, and every protocol when
+    ``settings["image_branch"]`` is ``source``); matrix: M ``(d_s, d_t)`` from SVD + RCSLS (T2).
     """
     if protocol not in PROTOCOLS:
         raise InputError(f"{CONFIG_KEY}.protocols", f"unknown protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
+    image_branch = settings["image_branch"]
+    uses_source = protocol != "FS" or image_branch == "source"
+    if uses_source and source is None:
+        raise InputError(f"{CONFIG_KEY}.image_branch", f"{protocol} with image_branch {image_branch!r} starts from "
+                                                       f"the source model: none was given")
     vocab, index, feats, val, device = _setup(captions, features, image_ids, lang, vocab_counts, settings, threads)
     table = vocabulary_vectors(vocab, lang, list(vocab_counts), vectors)
     chosen = target_examples(captions, lang, n, examples, settings["seed"])
     train = encode_captions(chosen, vocab, index, settings["text"]["max_len"])
     m, tr = settings["model"], settings["training"]
     model = build_translator_model(
-        protocol, table, source_model=source if protocol != "FS" else None,
+        protocol, table, source_model=source if uses_source else None,
         translator_init=matrix if protocol == "T2" else None, image_dim=feats.shape[1],
         gru_hidden=m["gru_hidden"], joint_dim=m["joint_dim"], dropout=m["dropout"],
-        freeze_embeddings=m["freeze_embeddings"]).to(device)
+        freeze_embeddings=m["freeze_embeddings"], image_branch=image_branch,
+        image_seed=int(settings["seed"])).to(device)
     n_batches = max(int(tr["min_batches_per_epoch"]), -(-n // tr["batch_size"]))
     log.info("%s on %d %s examples (%s): %d batches of %d an epoch", protocol, n, lang, examples, n_batches,
              min(tr["batch_size"], n))
@@ -250,7 +260,7 @@ def train_target(protocol: str, n: int, captions: pd.DataFrame, features: np.nda
                n_batches, val, lang, feats, settings, checkpoint_dir,
                fingerprint(settings, protocol, n, examples, table.shape, feats.shape,
                            digest(matrix if protocol == "T2" else None,
-                                  *(source.state_dict().values() if source is not None and protocol != "FS" else ()))),
+                                  *(source.state_dict().values() if uses_source else ()))),
                device, progress)
     model.load_state_dict(fit.best_state)
     log.info("%s n=%d: best epoch %d, validation mR %.2f", protocol, n, fit.best_epoch, fit.best_score)

@@ -28,8 +28,20 @@ def check_translator_config(config: Mapping) -> None:
 
 def translator_settings(config: Mapping, stage: str) -> dict:
     """Settings of one training stage (``source`` or ``target``): sizes, the
-    stage's optimisation block, margin, text settings and seed."""
+    stage's optimisation block, margin, text settings and seed; the target stage
+    also the image branch its models start from (``image_branch``)."""
     block = config[CONFIG_KEY]
-    return {"model": dict(block["model"]), "training": dict(block[f"{stage}_training"]),
-            "margin": float(block["margin"]), "text": dict(config.get("text", {})),
-            "seed": int(config.get("seed", 0)), "device": block["device"]}
+    if stage not in ("source", "target"):
+        raise ConfigError(CONFIG_KEY, f"unknown training stage {stage!r} (source or target)")
+    settings = {"model": dict(block["model"]), "training": dict(block[f"{stage}_training"]),
+                "margin": float(block["margin"]), "text": dict(config.get("text", {})),
+                "seed": int(config.get("seed", 0)), "device": block["device"]}
+    if stage == "target":  # not the source's: its run id stays the same under either setting
+        settings["image_branch"] = block["image_branch"]
+    return settings
+
+
+def needs_source_model(config: Mapping, protocol: str) -> bool:
+    """Whether a target run of ``protocol`` reads the trained source model: T1 and T2
+    (their text encoder), and every protocol when ``translator.image_branch`` is ``source``."""
+    return protocol != "FS" or config[CONFIG_KEY]["image_branch"] == "source"
