@@ -119,6 +119,17 @@ def test_cross_lingual_ranks_by_hand():
     assert cross_lingual_ranks(np.zeros((1, 2)), np.array([5]), np.array([1, 2]))[0] == 3   # no match: C + 1
 
 
+def test_cross_lingual_ranks_count_ties_against_the_match():
+    # q0 (image a): its match c0 ties with c1 and c2 (0.5) → both rank above it: 3;
+    # q1 (image b): its matches c1 (0.5), c3 (0.7); c2 ties with c3 → rank 2
+    scores = np.array([[0.5, 0.5, 0.5, 0.1],
+                       [0.2, 0.5, 0.7, 0.7]])
+    ranks = cross_lingual_ranks(scores, np.array(["a", "b"]), np.array(["a", "b", "c", "b"]))
+    assert list(ranks) == [3, 2]
+    collapsed = cross_lingual_ranks(np.zeros((3, 3)), np.arange(3), np.arange(3))
+    assert list(collapsed) == [3, 3, 3]      # a collapsed model retrieves nothing
+
+
 def fake_eval(shift: float, langs=("en", "de")) -> pd.DataFrame:
     rows = []
     for i, lang in enumerate(langs):

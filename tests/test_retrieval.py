@@ -63,3 +63,28 @@ def test_ties_count_against_the_ground_truth():
     res = bidirectional_retrieval(np.zeros((60, 30), dtype=np.float32), labels)
     assert res.mean_recall == 0.0
     assert res.medr_t2i == 30 and res.medr_i2t == 59  # behind every other image / non-matching sentence
+
+
+def test_hand_computed_ranks_under_ties():
+    """rank = 1 + number of non-ground-truth candidates scoring >= the (best) ground truth."""
+    from polyvse.evaluate.retrieval import image_to_sentence_ranks, pessimistic_ranks, sentence_to_image_ranks
+
+    labels = np.array([0, 0, 1, 2])  # sentences 0 and 1 describe image 0
+    scores = np.array([[0.5, 0.5, 0.1],   # image 1 ties with the truth → 2
+                       [0.8, 0.2, 0.8],   # image 2 ties with the truth → 2
+                       [0.3, 0.3, 0.6],   # image 0 ties, image 2 is above → 3
+                       [0.1, 0.2, 0.6]],  # → 1
+                      dtype=np.float32)
+    assert sentence_to_image_ranks(scores, labels).tolist() == [2, 2, 3, 1]
+    # image 0: best truth 0.8 (sentence 1), nothing else at 0.8 → 1; image 1: truth 0.3,
+    # sentence 0 (0.5) above → 2; image 2: truth 0.6, sentence 1 (0.8) above, sentence 2 ties → 3
+    assert image_to_sentence_ranks(scores, labels).tolist() == [1, 2, 3]
+    res = bidirectional_retrieval(scores, labels, ks=(1, 2, 3))
+    assert res.t2i == {1: 25.0, 2: 75.0, 3: 100.0} and res.medr_t2i == 2.0
+    assert res.i2t == pytest.approx({1: 100 / 3, 2: 200 / 3, 3: 100.0}) and res.medr_i2t == 2.0
+    # the shared function: several truths per row, and a row without any (never a hit: C + 1)
+    truth = np.array([[True, False, True], [False, False, False]])
+    ranks = pessimistic_ranks(np.array([[0.2, 0.4, 0.4], [1.0, 1.0, 1.0]]), truth)
+    assert ranks.tolist() == [2, 4]
+    with pytest.raises(ValueError, match="ground-truth mask"):
+        pessimistic_ranks(np.zeros((2, 3)), np.zeros((2, 2), dtype=bool))

@@ -4,8 +4,9 @@ Calixto et al. 2017 §2 eq. 2, trains for).
 Queries are the test sentences of language k, candidates every test sentence
 of language l. A query is a hit at K when *any* l-sentence describing the same
 image is among its K best-scored candidates (as an image query is in
-:mod:`polyvse.evaluate.retrieval`); ranks count strictly higher scores of
-non-matching candidates, so ties favour the ground truth. With several
+:mod:`polyvse.evaluate.retrieval`); ranks follow that module's one tie
+convention (:func:`~polyvse.evaluate.retrieval.pessimistic_ranks`): a
+non-matching candidate that ties with the best match ranks above it. With several
 captions per image in both languages (Multi30K's comparable data: 5 + 5) every
 sentence is a query.
 """
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from polyvse.errors import InputError
-from polyvse.evaluate.retrieval import KS
+from polyvse.evaluate.retrieval import KS, pessimistic_ranks
 
 
 def cross_lingual_ranks(scores: np.ndarray, image_of_query: np.ndarray, image_of_candidate: np.ndarray,
@@ -37,10 +38,7 @@ def cross_lingual_ranks(scores: np.ndarray, image_of_query: np.ndarray, image_of
     ranks = np.empty(len(img_q), dtype=np.int64)
     for lo in range(0, len(img_q), block):
         s = scores[lo:lo + block]
-        gt = img_q[lo:lo + block, None] == img_c[None, :]
-        best_gt = np.where(gt, s, -np.inf).max(axis=1)
-        ranks[lo:lo + block] = ((s > best_gt[:, None]) & ~gt).sum(axis=1) + 1
-        ranks[lo:lo + block][~gt.any(axis=1)] = len(img_c) + 1
+        ranks[lo:lo + block] = pessimistic_ranks(s, img_q[lo:lo + block, None] == img_c[None, :])
     return ranks
 
 

@@ -3,9 +3,14 @@
 SMALR §4 "Metrics" and MULE "Metrics": Recall@K for K in (1, 5, 10) in both
 directions, mR = the mean of those six values, and the median rank. An image
 query is a hit at K when *any* of its ground-truth sentences is in the top K;
-a sentence query is a hit when its image is. Ties count against the ground
-truth (pessimistic ranks): a collapsed model that scores everything alike
-gets rank N, never a free hit.
+a sentence query is a hit when its image is.
+
+Ties count against the ground truth (pessimistic ranks, :func:`pessimistic_ranks`):
+a candidate scoring the same as the ground truth ranks above it, so
+``rank = 1 + #{non-ground-truth candidates scoring >= the (best) ground truth}``.
+A collapsed model that scores everything alike gets rank N, never a free hit.
+This is the one tie convention of the project: the speech metric
+(:mod:`polyvse.speech.evaluate`) ranks with the same function.
 
 Ranks are computed blockwise from one matrix product per block: memory stays
 bounded for MSCOCO-sized test sets.
@@ -40,6 +45,30 @@ class RetrievalResult:
         return row
 
 
+def pessimistic_ranks(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """1-based rank of the best-scored ground truth of every query, ties counted against it.
+
+    scores: ``(Q, C)`` similarity of query q to candidate c; truth: ``(Q, C)`` bool,
+    True where c is a ground truth of q (one or several per row).
+    ``rank_q = 1 + #{c : not truth[q, c] and scores[q, c] >= max_{truth} scores[q, ·]}``;
+    a query without any ground truth gets ``C + 1`` (it can never be a hit).
+    Returns ``(Q,)`` int64. One block at a time: callers slice large matrices.
+    """
+    scores, truth = np.asarray(scores), np.asarray(truth, dtype=bool)
+    if scores.ndim != 2 or truth.shape != scores.shape:
+        raise ValueError(f"scores {scores.shape} and ground-truth mask {truth.shape} must be the same (Q, C)")
+    best = np.where(truth, scores, -np.inf).max(axis=1, initial=-np.inf)
+    ranks = ((scores >= best[:, None]) & ~truth).sum(axis=1).astype(np.int64) + 1
+    ranks[~truth.any(axis=1)] = scores.shape[1] + 1
+    return ranks
+
+
+def one_hot_truth(columns: np.ndarray, n_candidates: int) -> np.ndarray:
+    """``(Q, n_candidates)`` bool mask with row q True at ``columns[q]`` (one ground truth per query)."""
+    columns = np.asarray(columns, dtype=np.int64)
+    return columns[:, None] == np.arange(n_candidates)[None, :]
+
+
 def sentence_to_image_ranks(scores: np.ndarray, image_of_sentence: np.ndarray, block: int = 4096) -> np.ndarray:
     """Rank of the ground-truth image for every sentence query.
 
@@ -49,9 +78,7 @@ def sentence_to_image_ranks(scores: np.ndarray, image_of_sentence: np.ndarray, b
     ranks = np.empty(scores.shape[0], dtype=np.int64)
     for lo in range(0, scores.shape[0], block):
         s = scores[lo:lo + block]
-        gt = s[np.arange(len(s)), image_of_sentence[lo:lo + block]]
-        # the ground truth counts itself once: rank = items scoring at least as high
-        ranks[lo:lo + block] = (s >= gt[:, None]).sum(axis=1)
+        ranks[lo:lo + block] = pessimistic_ranks(s, one_hot_truth(image_of_sentence[lo:lo + block], s.shape[1]))
     return ranks
 
 
@@ -66,10 +93,7 @@ def image_to_sentence_ranks(scores: np.ndarray, image_of_sentence: np.ndarray, b
     for lo in range(0, n_images, block):
         s = scores[:, lo:lo + block].T  # (n, S)
         gt = image_of_sentence[None, :] == np.arange(lo, lo + s.shape[0])[:, None]
-        best_gt = np.where(gt, s, -np.inf).max(axis=1)
-        # a non-ground-truth sentence at or above the best ground truth pushes it down one place
-        ranks[lo:lo + block] = ((s >= best_gt[:, None]) & ~gt).sum(axis=1) + 1
-        ranks[lo:lo + block][~gt.any(axis=1)] = scores.shape[0] + 1
+        ranks[lo:lo + block] = pessimistic_ranks(s, gt)
     return ranks
 
 

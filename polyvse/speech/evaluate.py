@@ -8,13 +8,15 @@ the image), then ``H&E``, ``J&E``, ``J&H`` (cross-lingual). Scores are dot
 products; for the hypersphere loss (or a cosine similarity) the embeddings are
 unit-normalised first (§3.1.3).
 
-Ties: ``polyvse.evaluate.retrieval`` ranks by strictly higher scores, so a tie
-goes to the ground truth. Collapsed models (constant embeddings, which the
-thesis meets with λ_u = .5 in Table 3.1 and the average-all anchor in Table 4.1)
-would then score 100 %. Here ties are broken uniformly at random and R@K is its
-expectation, ``P(rank ≤ K) = clip((K - higher) / (tied + 1), 0, 1)``, which is
-K/N for a collapsed model (the thesis' 0.10 / 0.50 / 1.00 % on 1,000 test
-images) and the same as ``bidirectional_retrieval`` when there are no ties.
+Ties count against the ground truth, the convention of every retrieval metric
+of the project: a candidate scoring the same as the truth ranks above it, so
+``rank = 1 + #{other candidates scoring >= the truth}``
+(:func:`polyvse.evaluate.retrieval.pessimistic_ranks`, shared with the text
+metric). A collapsed model (constant embeddings, which the thesis meets with
+λ_u = .5 in Table 3.1 and the average-all anchor in Table 4.1) therefore ranks
+every truth last and scores 0 %, never a free 100 %. The thesis prints chance
+level for such rows (0.10 / 0.50 / 1.00 % on 1,000 test images, what random
+tie-breaking gives); under this convention they read 0 %.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from polyvse.evaluate.retrieval import KS
+from polyvse.evaluate.retrieval import KS, one_hot_truth, pessimistic_ranks
 from polyvse.speech.data import ViewSet
 from polyvse.speech.model import GroundedSpeechModel
 
@@ -73,42 +75,40 @@ def embed_views(model: GroundedSpeechModel, views: ViewSet, features: Tensor, ba
     return out
 
 
-def tie_aware_ranks(scores: np.ndarray, block: int = 2048) -> tuple[np.ndarray, np.ndarray]:
-    """For ``scores`` ``(N, N)`` whose row i's truth is column i: per query, how many candidates
-    score higher than the truth and how many others tie with it, both ``(N,)`` int64."""
+def diagonal_ranks(scores: np.ndarray, block: int = 2048) -> np.ndarray:
+    """For ``scores`` ``(N, N)`` whose row i's truth is column i: the 1-based pessimistic rank
+    of every row's truth, ``1 + #{j != i : scores[i, j] >= scores[i, i]}``, ``(N,)`` int64."""
+    scores = np.asarray(scores)
     n = scores.shape[0]
     if scores.ndim != 2 or scores.shape[1] != n:
         raise ValueError(f"expected a square (N, N) score matrix, got {scores.shape}")
-    higher = np.empty(n, dtype=np.int64)
-    tied = np.empty(n, dtype=np.int64)
+    ranks = np.empty(n, dtype=np.int64)
     for lo in range(0, n, block):
         s = scores[lo:lo + block]
-        gt = s[np.arange(len(s)), np.arange(lo, lo + len(s))][:, None]
-        higher[lo:lo + block] = (s > gt).sum(axis=1)
-        tied[lo:lo + block] = (s == gt).sum(axis=1) - 1
-    return higher, tied
+        ranks[lo:lo + block] = pessimistic_ranks(s, one_hot_truth(np.arange(lo, lo + len(s)), n))
+    return ranks
 
 
-def expected_recalls(scores: np.ndarray, ks: Sequence[int] = KS) -> tuple[dict[int, float], float]:
-    """R@K in percent (expected under random tie-breaking) of the row queries of ``scores``
-    ``(N, N)`` (truth on the diagonal), and the median expected rank."""
-    higher, tied = tie_aware_ranks(np.asarray(scores, dtype=np.float32))
-    recalls = {k: 100.0 * float(np.clip((k - higher) / (tied + 1.0), 0.0, 1.0).mean()) for k in ks}
-    return recalls, float(np.median(higher + 1 + tied / 2.0))
+def diagonal_recalls(scores: np.ndarray, ks: Sequence[int] = KS) -> tuple[dict[int, float], float]:
+    """R@K in percent of the row queries of ``scores`` ``(N, N)`` (truth on the diagonal) and
+    their median rank, both from :func:`diagonal_ranks` (ties count against the truth)."""
+    ranks = diagonal_ranks(np.asarray(scores, dtype=np.float32))
+    return {k: 100.0 * float((ranks <= k).mean()) for k in ks}, float(np.median(ranks))
 
 
 def pair_retrieval(embeddings: Mapping[str, np.ndarray], langs: Sequence[str], normalize: bool = False,
                    ks: Sequence[int] = KS) -> pd.DataFrame:
     """One row per view pair: ``pair, kind, view_a, view_b``, the averaged ``r1 r5 r10``, each
-    direction (``r1_ab`` = A queries retrieving B, ``r1_ba``) and the median ranks, in percent."""
+    direction (``r1_ab`` = A queries retrieving B, ``r1_ba``), recalls in percent, and each
+    direction's median rank (``medr_ab``, ``medr_ba``, 1-based; ties count against the truth)."""
     emb = {k: np.asarray(v, dtype=np.float32) for k, v in embeddings.items()}
     if normalize:
         emb = {k: v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12) for k, v in emb.items()}
     rows = []
     for name, a, b, kind in view_pairs(langs):
         scores = emb[a] @ emb[b].T  # (N, N): A queries are rows, B queries columns
-        ab, medr_ab = expected_recalls(scores, ks)
-        ba, medr_ba = expected_recalls(scores.T, ks)
+        ab, medr_ab = diagonal_recalls(scores, ks)
+        ba, medr_ba = diagonal_recalls(scores.T, ks)
         row = {"pair": name, "kind": kind, "view_a": a, "view_b": b}
         row.update({f"r{k}": (ab[k] + ba[k]) / 2.0 for k in ks})
         row.update({f"r{k}_ab": ab[k] for k in ks})
