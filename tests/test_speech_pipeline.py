@@ -17,10 +17,10 @@ from polyvse.config import SPEECH_LOSS_OPTIONS, ConfigError, check_config, speec
 from polyvse.errors import InputError
 from polyvse.speech.data import view_set
 from polyvse.evaluate.retrieval import bidirectional_retrieval
-from polyvse.speech.evaluate import expected_recalls, mean_recall, pair_retrieval, view_pairs
+from polyvse.speech.evaluate import diagonal_ranks, diagonal_recalls, mean_recall, pair_retrieval, view_pairs
 from polyvse.speech.model import build_speech_model, parameter_groups
 from polyvse.speech.objectives import OBJECTIVES, make_objective
-from polyvse.speech.report import block_columns, chance_note, speech_markdown, speech_table
+from polyvse.speech.report import block_columns, chance_note, speech_markdown, speech_table, table_notes
 from polyvse.speech.store import extraction_processes, open_store, write_store
 from polyvse.speech.train import model_from_saved, steps_per_epoch, train_speech
 from polyvse.speech.utterances import read_utterance_list, synthetic_requests, validate_utterances
@@ -209,25 +209,35 @@ def test_pair_retrieval_by_hand():
                                                         .to_numpy().mean())
 
 
-def test_ties_count_as_random_order_so_a_collapsed_model_scores_chance():
+def test_ties_count_against_the_truth_as_in_the_text_metric():
+    """One convention (polyvse.evaluate.retrieval.pessimistic_ranks): rank = 1 + others scoring >= the truth."""
+    scores = np.array([[0.5, 0.5, 0.5, 0.1],   # two others tie with the truth → rank 3
+                       [0.2, 0.9, 0.3, 0.9],   # one other ties → rank 2
+                       [0.0, 0.0, 0.7, 0.0],   # alone at the top → rank 1
+                       [0.4, 0.4, 0.4, 0.4]],  # everything ties → rank 4 (last)
+                      dtype=np.float32)
+    assert diagonal_ranks(scores).tolist() == [3, 2, 1, 4]
+    recalls, medr = diagonal_recalls(scores, (1, 2, 3))
+    assert recalls == {1: 25.0, 2: 50.0, 3: 75.0} and medr == 2.5
+    # the columns as queries: only column 3's truth (0.4) has an other at or above it (0.9)
+    assert diagonal_ranks(scores.T).tolist() == [1, 1, 1, 2]
+    recalls, medr = diagonal_recalls(scores.T, (1, 2))
+    assert recalls == {1: 75.0, 2: 100.0} and medr == 1.0
+    # a collapsed model ranks every truth last: 0 %, never a free hit
     n = 20
     same = {v: np.ones((n, 4), np.float32) for v in ["image", *LANGS]}
     table = pair_retrieval(same, LANGS)
-    assert np.allclose(table[["r1", "r5", "r10"]].to_numpy(), [100 * 1 / n, 100 * 5 / n, 100 * 10 / n])
-    assert table["medr_ab"].iloc[0] == (n + 1) / 2
-    # one tie: the truth and one other candidate share the top score → R@1 is a coin flip
-    scores = np.eye(3, dtype=np.float32)
-    scores[0, 1] = 1.0
-    recalls, _ = expected_recalls(scores, (1, 2))
-    assert recalls == {1: pytest.approx(100 * (0.5 + 1 + 1) / 3), 2: 100.0}
-    # without ties: the backbone's bidirectional retrieval, both directions
+    assert (table[["r1", "r5", "r10"]].to_numpy() == 0.0).all()
+    assert (table[["medr_ab", "medr_ba"]].to_numpy() == n).all()
+    # the same ranks as the text metric (one caption per image), ties or not
     rng = np.random.default_rng(0)
-    a, b = rng.normal(size=(30, 8)), rng.normal(size=(30, 8))
-    scores = (a @ b.T).astype(np.float32)
-    backbone = bidirectional_retrieval(scores, np.arange(30))
-    assert expected_recalls(scores)[0] == pytest.approx(backbone.t2i)
-    assert expected_recalls(scores.T)[0] == pytest.approx(backbone.i2t)
-    assert expected_recalls(scores)[1] == backbone.medr_t2i
+    tied = rng.integers(0, 3, size=(30, 30)).astype(np.float32)  # many ties
+    backbone = bidirectional_retrieval(tied, np.arange(30))
+    assert diagonal_recalls(tied)[0] == pytest.approx(backbone.t2i)
+    assert diagonal_recalls(tied.T)[0] == pytest.approx(backbone.i2t)
+    assert diagonal_recalls(tied)[1] == backbone.medr_t2i and diagonal_recalls(tied.T)[1] == backbone.medr_i2t
+    with pytest.raises(ValueError, match="square"):
+        diagonal_ranks(np.zeros((3, 4)))
 
 
 # ----------------------------------------------------------------------------- model, training, resume
@@ -396,6 +406,41 @@ def test_speech_table_layout_and_markdown():
     assert "| Image Ret | E&I.R1 | H&I.R1 | J&I.R1 | E&I.R5" in md and "| Cross-Ling | H&E.R1 | J&E.R1 | J&H.R1" in md
     assert "| MHSA | 0.50% | 1.50% | 2.50% | 10.50%" in md
     assert "chance level R@1 1.56%, R@5 7.81%, R@10 15.62%" in md
+
+
+def test_speech_table_footnotes_follow_the_chance_line_as_paragraphs():
+    report = {"rows": [], "notes": ["Hyper is Table 3.1's run.", "  † an ablation.  "]}
+    notes = [chance_note(64), *table_notes(report, "speech_table3_2")]
+    assert notes[1:] == ["Hyper is Table 3.1's run.", "† an ablation."]
+    table = pd.DataFrame([{"model": "a", **{c: 1.0 for c in block_columns(LANGS, "image")
+                                           + block_columns(LANGS, "cross")}, "Ep": 1, "params": 5}])
+    md = speech_markdown(table, LANGS, "T", notes)
+    assert md.endswith("chance level R@1 1.56%, R@5 7.81%, R@10 15.62%.\n\nHyper is Table 3.1's run.\n\n"
+                       "† an ablation.\n")
+    assert table_notes({"rows": []}, "t") == []
+    for bad in ("one string", ["ok", ""], [3]):
+        with pytest.raises(ValueError, match="speech.reports.t.notes: expected a list of non-empty strings"):
+            table_notes({"notes": bad}, "t")
+
+
+def test_default_config_footnotes_table_3_2_hyper_and_marks_the_schedule_ablation():
+    """Thesis §3.2: Table 3.2's Hyper row is the λ_u = .75 setting of Table 3.1 (no other setting is named)."""
+    full = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config = full["speech"]
+    t31, t32 = config["reports"]["speech_table3_1"], config["reports"]["speech_table3_2"]
+    hyper = next(r["variant"] for r in t32["rows"] if r["name"] == "Hyper")
+    assert hyper == next(r["variant"] for r in t31["rows"] if r["name"] == "Unif. .75")
+    assert any("Table 3.1" in n and "Hyper" in n for n in t32["notes"])
+    ablation = next(r for r in t32["rows"] if r["name"].endswith("†"))
+    options = config["variants"][ablation["variant"]]["training"]
+    assert options["loss"] == "mms_sched" and any("†" in n for n in t32["notes"])
+    # the default run (epochs x steps an epoch) sees about as many margin increments as the thesis' 75 x 774 steps
+    n_train = full["datasets"]["spoken"]["synthetic"]["n_train"]
+    steps = config["training"]["epochs"] * steps_per_epoch(n_train, config["training"]["batch_size"])
+    thesis = (75 * steps_per_epoch(99_000, 128) - 1) // 1000
+    assert abs((steps - 1) // options["loss_options"]["every"] - thesis) <= 0.1 * thesis
+    paper = yaml.safe_load((REPO / "config" / "paper" / "speech.yaml").read_text())["speech"]["reports"]
+    assert any("Table 3.1" in n for n in paper["speech_table3_2"]["notes"])
 
 
 # ----------------------------------------------------------------------------- config

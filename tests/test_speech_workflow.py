@@ -25,7 +25,7 @@ IMAGE_COLS = [f"{p}.R{k}" for k in (1, 5, 10) for p in ("E&I", "H&I", "J&I")]
 CROSS_COLS = [f"{p}.R{k}" for k in (1, 5, 10) for p in ("H&E", "J&E", "J&H")]
 ROWS = {
     "speech_table3_1": ["Unif. 1", "Unif. .875", "Unif. .75", "Unif. .5"],
-    "speech_table3_2": ["Hyper", "Triplet", "InfoNCE", "MMS", "MMS_Sch.", "MMS_Adap."],
+    "speech_table3_2": ["Hyper", "Triplet", "InfoNCE", "MMS", "MMS_Sch.", "MMS_Adap.", "MMS_Sch. †"],
     "speech_table3_3": ["MH Attn. Lr.:001 D:.1", "MH Attn. Lr.:0001 D:.1", "MH Attn. Lr.:001 D:.3",
                         "MH Attn. Lr.:001 D:.5", "Avg. Pool"],
     "speech_table3_4": ["MH:No CLS", "MH:Internal", "Transformer", "Base MHSA", "Avg. Pool"],
@@ -38,7 +38,7 @@ pytestmark = [pytest.mark.workflow,
 
 
 # rows whose variants differ from another row's only in a number (λ_u, the attention layer's
-# learning rate or dropout) read that row's variant here: 16 trainings instead of 22 keep the test fast
+# learning rate or dropout) read that row's variant here: 17 trainings instead of 23 keep the test fast
 SAME_CODE_PATH = {"hyper_u1": "hyper_u075", "hyper_u0875": "hyper_u075", "hyper_u05": "hyper_u075",
                   "mhsa_lr1e3_d1": "mhsa_lr1e4_d1", "mhsa_lr1e3_d3": "mhsa_lr1e4_d1", "mhsa_lr1e3_d5": "mhsa_lr1e4_d1"}
 
@@ -62,6 +62,12 @@ def tiny_config() -> dict:
         "speech": speech,
         "resources": {"features": {"threads": 1}, "speech_train": {"threads": 1}},
     }
+
+
+def default_notes(report: str) -> list[str]:
+    """The footnotes the default config gives a speech table (folded YAML: one line each)."""
+    default = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    return [n.strip() for n in default["speech"]["reports"][report].get("notes", [])]
 
 
 def snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
@@ -88,6 +94,13 @@ def test_tiny_speech_workflow_writes_the_six_thesis_tables(tmp_path):
         assert (table["Ep"] == 1).all() and (table["params"] > 0).all()
         md = (tmp_path / "results" / f"{name}.md").read_text()
         assert "| Image Ret | E&I.R1 |" in md and "| Cross-Ling | H&E.R1 |" in md and "chance level" in md
+        for note in default_notes(name):  # the report's footnotes, each its own paragraph
+            assert f"\n\n{note}" in md, (name, note)
+    # Table 3.2's Hyper row is Table 3.1's λ_u = .75 run (the thesis names no difference), footnoted
+    t31, t32 = (pd.read_csv(tmp_path / "results" / f"{n}.tsv", sep="\t") for n in ("speech_table3_1", "speech_table3_2"))
+    pd.testing.assert_series_equal(t31.iloc[2, 1:].reset_index(drop=True), t32.iloc[0, 1:].reset_index(drop=True),
+                                   check_names=False)
+    assert "Hyper is the run of Table 3.1's row Unif. .75" in (tmp_path / "results" / "speech_table3_2.md").read_text()
     # the shared baseline is one training, read by five tables
     t32, t41 = (pd.read_csv(tmp_path / "results" / f"{n}.tsv", sep="\t") for n in ("speech_table3_2", "speech_table4_1"))
     pd.testing.assert_series_equal(t32.iloc[2, 1:].reset_index(drop=True), t41.iloc[3, 1:].reset_index(drop=True),

@@ -48,7 +48,8 @@ def speech_table(rows: Sequence[Mapping[str, str]], evals: Mapping[str, pd.DataF
 
 def speech_markdown(table: pd.DataFrame, langs: Sequence[str], caption: str, notes: Sequence[str] = ()) -> str:
     """The table as the thesis prints it: an "Image Ret" block, then a "Cross-Ling" block,
-    recalls as percentages with two decimals."""
+    recalls as percentages with two decimals; then the parameter counts and ``notes``, one
+    paragraph each (the dataset and chance line, then the report's footnotes)."""
     lines = [f"**{caption}**", ""] if caption else []
     for kind, title in BLOCKS:
         cols = block_columns(langs, kind)
@@ -62,8 +63,18 @@ def speech_markdown(table: pd.DataFrame, langs: Sequence[str], caption: str, not
         lines.append("")
     params = ", ".join(f"{r['model']}: {int(r['params']):,}" for _, r in table.iterrows())
     lines.append(f"Parameters per model: {params}.")
-    lines += [f"{n}" for n in notes]
+    for note in notes:  # a blank line before each: separate Markdown paragraphs
+        lines += ["", note]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def table_notes(report: Mapping, name: str) -> list[str]:
+    """The footnotes of a ``speech.reports`` entry (its ``notes``, printed under the table
+    in order), checked: each a non-empty string."""
+    notes = report.get("notes") or []
+    if isinstance(notes, str) or not all(isinstance(n, str) and n.strip() for n in notes):
+        raise ValueError(f"speech.reports.{name}.notes: expected a list of non-empty strings, got {notes!r}")
+    return [n.strip() for n in notes]
 
 
 def chance_note(n_test: int, ks: Sequence[int] = KS) -> str:
