@@ -24,6 +24,7 @@ from polyvse.config import (
 )
 from polyvse.data.adapters import raw_files
 from polyvse.train.families import variant_needs
+from polyvse.train.translator_runs import needs_source_model
 
 
 validate(config, "../config/schema.yaml")
@@ -262,7 +263,7 @@ def translator_train_inputs(wildcards):
         "vectors": translator_vectors(wildcards.dataset, wildcards.tgt, origin),
     }
     base = translator_dir(wildcards)
-    if wildcards.translator_protocol in ("T1", "T2"):
+    if needs_source_model(config, wildcards.translator_protocol):  # T1/T2, and FS under image_branch: source
         inputs["source"] = f"{base}/source/model.pt"
     if wildcards.translator_protocol == "T2":
         inputs["matrix"] = f"{base}/align/translator.npy"
@@ -275,7 +276,30 @@ def _elapsed():
     return time.strftime("%H:%M:%S", time.gmtime(time.time() - _STARTED))
 
 
+def _record_run():
+    """Append this invocation to logs/runs.tsv (the README's run time comes from it)."""
+    import os
+    import platform
+    import subprocess
+
+    def git(*args):
+        out = subprocess.run(["git", *args], cwd=workflow.basedir, capture_output=True, text=True)
+        return out.stdout.strip() if out.returncode == 0 else ""
+
+    commit = (git("rev-parse", "--short=12", "HEAD") or "unknown") + ("-dirty" if git("status", "--porcelain") else "")
+    path = Path("logs/runs.tsv")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fmt = "%Y-%m-%d %H:%M:%S"
+    row = [time.strftime(fmt, time.gmtime(_STARTED)), time.strftime(fmt, time.gmtime()),
+           str(round(time.time() - _STARTED)), commit, f"{platform.machine()}, {os.cpu_count()} CPUs"]
+    with path.open("a", encoding="utf-8") as f:
+        if f.tell() == 0:
+            f.write("started\tfinished\twall_s\tcommit\thost\n")
+        f.write("\t".join(row) + "\n")
+
+
 onsuccess:
+    _record_run()
     print(f"polyvse: workflow finished in {_elapsed()} (h:m:s); tables are in {R}/")
 
 

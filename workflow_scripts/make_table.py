@@ -21,7 +21,7 @@ with job_log(snakemake.log[0], "table") as log:
         table, translated = mule_table(rep["rows"], evals, params, datasets[rep["dataset"]]["human_langs"]), []
     else:
         table, translated = smalr_table(rep["rows"], evals, params, datasets[rep["dataset"]]["human_langs"])
-    notes = [dataset_note(name, ds) for name, ds in datasets.items()]
+    notes = [dataset_note(name, ds) for name, ds in datasets.items()] + list(rep.get("notes", []))
     write_tsv(table, snakemake.output.tsv, na_rep="", float_format="%.1f")
     write_text(to_markdown(table, rep["caption"] or snakemake.wildcards.report, translated, notes),
                snakemake.output.md)

@@ -1,0 +1,187 @@
+"""The README's numbers, written from a run's results and nothing else.
+
+A default run's tables are kept in the repository as a *snapshot*
+(``docs/default_run/``: every top-level ``results/*.tsv`` / ``*.md`` and the run's
+time from ``logs/runs.tsv``). The README's result blocks are a pure function of
+that snapshot: each sits between ``<!-- results:NAME:start -->`` and
+``<!-- results:NAME:end -->`` and is rewritten by :func:`fill_blocks`; a test
+fails when the README and the snapshot disagree, and ``check`` fails when the
+snapshot and a fresh run's ``results/`` disagree.
+
+Usage, after ``snakemake --cores all`` on the default config::
+
+    python -m polyvse.report.readme snapshot   # results/ + logs/runs.tsv -> docs/default_run/
+    python -m polyvse.report.readme write      # docs/default_run/ -> README.md blocks
+    python -m polyvse.report.readme check      # does results/ equal docs/default_run/?
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from polyvse.report.orderings import orderings_markdown
+
+BLOCK = re.compile(r"<!-- results:(?P<name>[\w.-]+):start -->\n(?P<body>.*?)<!-- results:(?P=name):end -->",
+                   re.S)
+SNAPSHOT_PATTERNS: tuple[str, ...] = ("*.tsv", "*.md")
+RUN_FILE = "run.tsv"
+
+
+class ReadmeError(RuntimeError):
+    """A README block, snapshot or results directory that does not fit."""
+
+
+def fill_blocks(readme: str, blocks: Mapping[str, str]) -> str:
+    """``readme`` with the body of every marked block replaced by ``blocks[name]``.
+
+    Every marked block must have content and every content a block: a README
+    that lost a marker, or a generator that lost a block, fails loudly.
+    """
+    found = [m.group("name") for m in BLOCK.finditer(readme)]
+    missing = sorted(set(found) - set(blocks))
+    unused = sorted(set(blocks) - set(found))
+    if missing:
+        raise ReadmeError(f"README blocks with no generated content: {', '.join(missing)}")
+    if unused:
+        raise ReadmeError(f"generated blocks with no marker in the README: {', '.join(unused)}")
+
+    def body(m: re.Match) -> str:
+        text = blocks[m.group("name")].rstrip("\n") + "\n"
+        return f"<!-- results:{m.group('name')}:start -->\n{text}<!-- results:{m.group('name')}:end -->"
+
+    return BLOCK.sub(body, readme)
+
+
+def read_blocks(readme: str) -> dict[str, str]:
+    """The bodies of the marked blocks of ``readme``, by name."""
+    return {m.group("name"): m.group("body") for m in BLOCK.finditer(readme)}
+
+
+def _read(snapshot: Path, name: str) -> str:
+    path = snapshot / name
+    if not path.is_file():
+        raise ReadmeError(f"{path}: missing from the snapshot (run the default DAG, then `snapshot`)")
+    return path.read_text(encoding="utf-8")
+
+
+def run_summary(snapshot: Path) -> str:
+    """One sentence on when the snapshot's run finished and how long it took."""
+    _read(snapshot, RUN_FILE)
+    run = pd.read_csv(snapshot / RUN_FILE, sep="\t")
+    if run.empty:
+        raise ReadmeError(f"{snapshot / RUN_FILE}: no run recorded")
+    r = run.iloc[-1]
+    wall = int(r["wall_s"])
+    return (f"Run finished {r['finished']} (UTC) from commit `{r['commit']}`; its last invocation of "
+            f"`snakemake` took {wall // 3600}:{wall // 60 % 60:02d}:{wall % 60:02d} (h:mm:ss) on "
+            f"{r['host']}.")
+
+
+def speech_summary(snapshot: Path, reports: Mapping[str, str]) -> str:
+    """Mean R@1 / R@10 over the image pairs (E&I, H&I, J&I) and the cross-lingual pairs
+    (H&E, J&E, J&H) of every row of the speech tables ``reports`` (name → label)."""
+    lines = ["| thesis table | row | image R@1 | image R@10 | cross-lingual R@1 | cross-lingual R@10 | best epoch |",
+             "|---|---|--:|--:|--:|--:|--:|"]
+    for name, label in reports.items():
+        table = pd.read_csv(snapshot / f"{name}.tsv", sep="\t")
+        image = [c for c in table.columns if "&I." in c]
+        cross = [c for c in table.columns if "." in c and c not in image]
+        for _, r in table.iterrows():
+            mean = {f"{kind}{k}": r[[c for c in cols if c.endswith(f".R{k}")]].astype(float).mean()
+                    for kind, cols in (("i", image), ("c", cross)) for k in (1, 10)}
+            lines.append(f"| {label} | {r['model']} | {mean['i1']:.1f} | {mean['i10']:.1f} | {mean['c1']:.1f} | "
+                         f"{mean['c10']:.1f} | {int(r['Ep'])} |")
+    return "\n".join(lines) + "\n"
+
+
+SPEECH_TABLES: dict[str, str] = {
+    "speech_table3_1": "3.1 hypersphere λ_u",
+    "speech_table3_2": "3.2 objectives",
+    "speech_table3_3": "3.3 MHSA pooling",
+    "speech_table3_4": "3.4 Transformer / MHSA options",
+    "speech_table4_1": "4.1 multiview frameworks",
+    "speech_table5_1": "5.1 shared encoders",
+}
+
+BLOCKS: dict[str, Callable[[Path], str]] = {
+    "run": run_summary,
+    "table2": lambda s: _read(s, "table2.md"),
+    "mule_table2": lambda s: _read(s, "mule_table2.md"),
+    "orderings": orderings_markdown,
+    "table1": lambda s: _read(s, "table1.md"),
+    "speech_summary": lambda s: speech_summary(s, SPEECH_TABLES),
+    "mlmme_table1": lambda s: _read(s, "mlmme_table1.md"),
+}
+
+
+def readme_blocks(snapshot: Path) -> dict[str, str]:
+    """Every README block generated from ``snapshot``."""
+    return {name: make(snapshot) for name, make in BLOCKS.items()}
+
+
+def snapshot_files(results: Path) -> list[Path]:
+    """The top-level tables and plotted numbers of a run, sorted."""
+    return sorted(p for pattern in SNAPSHOT_PATTERNS for p in results.glob(pattern) if p.is_file())
+
+
+def take_snapshot(results: Path, runs: Path, snapshot: Path) -> list[Path]:
+    """Replace ``snapshot`` with the tables of ``results`` and the last row of ``runs``."""
+    files = snapshot_files(results)
+    if not files:
+        raise ReadmeError(f"{results}: no tables (run `snakemake --cores all` first)")
+    if not runs.is_file():
+        raise ReadmeError(f"{runs}: no finished run recorded")
+    if snapshot.exists():
+        shutil.rmtree(snapshot)
+    snapshot.mkdir(parents=True)
+    for f in files:
+        shutil.copyfile(f, snapshot / f.name)
+    pd.read_csv(runs, sep="\t").tail(1).to_csv(snapshot / RUN_FILE, sep="\t", index=False)
+    return files
+
+
+def differing_files(results: Path, snapshot: Path) -> list[str]:
+    """Names of the tables that differ between ``results`` and ``snapshot`` (or exist in one only)."""
+    fresh = {p.name: p for p in snapshot_files(results)}
+    kept = {p.name: p for p in snapshot_files(snapshot) if p.name != RUN_FILE}
+    return sorted(name for name in set(fresh) | set(kept)
+                  if name not in fresh or name not in kept or fresh[name].read_bytes() != kept[name].read_bytes())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m polyvse.report.readme", description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=["snapshot", "write", "check"])
+    parser.add_argument("--results", type=Path, default=Path("results"))
+    parser.add_argument("--runs", type=Path, default=Path("logs/runs.tsv"))
+    parser.add_argument("--snapshot", type=Path, default=Path("docs/default_run"))
+    parser.add_argument("--readme", type=Path, default=Path("README.md"))
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "snapshot":
+            files = take_snapshot(args.results, args.runs, args.snapshot)
+            print(f"{len(files)} tables copied to {args.snapshot}")
+        elif args.command == "write":
+            readme = args.readme.read_text(encoding="utf-8")
+            args.readme.write_text(fill_blocks(readme, readme_blocks(args.snapshot)), encoding="utf-8")
+            print(f"{args.readme}: result blocks rewritten from {args.snapshot}")
+        else:
+            diff = differing_files(args.results, args.snapshot)
+            if diff:
+                print(f"{args.results} and {args.snapshot} differ: {', '.join(diff)}", file=sys.stderr)
+                return 1
+            print(f"{args.results} equals {args.snapshot}")
+    except ReadmeError as e:
+        print(f"polyvse: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

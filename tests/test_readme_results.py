@@ -1,0 +1,113 @@
+"""The README's numbers are written from a run's results (polyvse.report.readme)."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from polyvse.report.orderings import OrderingClaim, check, orderings_markdown
+from polyvse.report.readme import (
+    ReadmeError,
+    differing_files,
+    fill_blocks,
+    main,
+    read_blocks,
+    readme_blocks,
+    speech_summary,
+    take_snapshot,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+SNAPSHOT = REPO / "docs" / "default_run"
+
+
+def test_readme_result_blocks_are_the_snapshots():
+    """Fails when a README number was edited by hand or the snapshot changed without `write`."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    expected = readme_blocks(SNAPSHOT)
+    found = read_blocks(readme)
+    assert set(found) == set(expected)
+    for name, body in expected.items():
+        assert found[name] == body.rstrip("\n") + "\n", (
+            f"README block {name!r} differs from {SNAPSHOT}: run `python -m polyvse.report.readme write`")
+
+
+def test_snapshot_equals_results_of_a_default_run_when_one_is_here():
+    """After `snakemake --cores all` on the default config in this checkout, its tables are the snapshot's."""
+    results = REPO / "results"
+    if not (results / "table2.tsv").is_file():
+        pytest.skip("no default run in results/ to compare with")
+    assert differing_files(results, SNAPSHOT) == []
+
+
+def test_fill_blocks_replaces_bodies_and_keeps_the_rest():
+    readme = "intro\n<!-- results:a:start -->\nold\n<!-- results:a:end -->\nmiddle 12.3\n" \
+             "<!-- results:b:start -->\n<!-- results:b:end -->\nend\n"
+    out = fill_blocks(readme, {"a": "new 1", "b": "| x |\n"})
+    assert out == ("intro\n<!-- results:a:start -->\nnew 1\n<!-- results:a:end -->\nmiddle 12.3\n"
+                   "<!-- results:b:start -->\n| x |\n<!-- results:b:end -->\nend\n")
+    assert read_blocks(out) == {"a": "new 1\n", "b": "| x |\n"}
+
+
+def test_fill_blocks_names_missing_and_unused_blocks():
+    readme = "<!-- results:a:start -->\n<!-- results:a:end -->\n"
+    with pytest.raises(ReadmeError, match="no generated content: a"):
+        fill_blocks(readme, {})
+    with pytest.raises(ReadmeError, match="no marker in the README: b"):
+        fill_blocks(readme, {"a": "x", "b": "y"})
+
+
+def _smalr_table(path: Path, values: dict[str, tuple[float, float]]) -> None:
+    pd.DataFrame([{"model": m, "HA": ha, "A": a} for m, (ha, a) in values.items()]).to_csv(
+        path, sep="\t", index=False)
+
+
+def test_ordering_claims_read_the_table(tmp_path):
+    _smalr_table(tmp_path / "t.tsv", {"LA": (10.0, 11.0), "HEM": (12.0, 10.5), "SMALR": (13.0, 14.0)})
+    ha = check(OrderingClaim("paper", "t", "HA", ("LA", "HEM", "SMALR")), tmp_path)
+    a = check(OrderingClaim("paper", "t", "A", ("LA", "HEM", "SMALR")), tmp_path)
+    assert ha.agrees and ha.values == (10.0, 12.0, 13.0)
+    assert not a.agrees
+    assert "**disagrees**" in a.markdown() and "HEM 10.5" in a.markdown()
+    text = orderings_markdown(tmp_path, [OrderingClaim("paper", "t", c, ("LA", "HEM", "SMALR")) for c in ("HA", "A")])
+    assert text.startswith("1 of 2 orderings")
+
+
+def test_ordering_claim_with_a_missing_row_names_the_table(tmp_path):
+    _smalr_table(tmp_path / "t.tsv", {"LA": (10.0, 11.0)})
+    with pytest.raises(ValueError, match=r"t\.tsv: 0 rows named 'HEM'"):
+        check(OrderingClaim("paper", "t", "HA", ("LA", "HEM")), tmp_path)
+
+
+def test_speech_summary_means_image_and_cross_lingual_pairs(tmp_path):
+    row = {"model": "Hyper", "E&I.R1": 1.0, "H&I.R1": 2.0, "J&I.R1": 3.0, "E&I.R10": 10.0, "H&I.R10": 20.0,
+           "J&I.R10": 30.0, "H&E.R1": 4.0, "J&E.R1": 5.0, "J&H.R1": 6.0, "H&E.R10": 7.0, "J&E.R10": 8.0,
+           "J&H.R10": 9.0, "Ep": 3, "params": 100}
+    pd.DataFrame([row]).to_csv(tmp_path / "s.tsv", sep="\t", index=False)
+    lines = speech_summary(tmp_path, {"s": "3.2 objectives"}).splitlines()
+    assert lines[-1] == "| 3.2 objectives | Hyper | 2.0 | 20.0 | 5.0 | 8.0 | 3 |"
+
+
+def test_snapshot_and_check_find_a_changed_table(tmp_path):
+    results, snap = tmp_path / "results", tmp_path / "snap"
+    results.mkdir()
+    (results / "table2.tsv").write_text("model\tHA\nX\t1.0\n")
+    (results / "table2.md").write_text("| X |\n")
+    runs = tmp_path / "runs.tsv"
+    runs.write_text("started\tfinished\twall_s\tcommit\thost\na\tb\t10\tc\td\na\tb\t1500\tabc\tx86_64, 2 CPUs\n")
+    take_snapshot(results, runs, snap)
+    assert sorted(p.name for p in snap.iterdir()) == ["run.tsv", "table2.md", "table2.tsv"]
+    assert pd.read_csv(snap / "run.tsv", sep="\t")["wall_s"].tolist() == [1500]
+    assert main(["check", "--results", str(results), "--snapshot", str(snap)]) == 0
+    (results / "table2.tsv").write_text("model\tHA\nX\t1.1\n")
+    (results / "figure3.tsv").write_text("x\n")
+    assert differing_files(results, snap) == ["figure3.tsv", "table2.tsv"]
+    assert main(["check", "--results", str(results), "--snapshot", str(snap)]) == 1
+
+
+def test_snapshot_of_an_empty_results_directory_fails_naming_it(tmp_path, capsys):
+    (tmp_path / "results").mkdir()
+    code = main(["snapshot", "--results", str(tmp_path / "results"), "--runs", str(tmp_path / "runs.tsv"),
+                 "--snapshot", str(tmp_path / "snap")])
+    assert code == 2
+    assert "results: no tables" in capsys.readouterr().err
