@@ -6,6 +6,7 @@ renames it into place, so a killed job never leaves a partial output behind.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import os
@@ -15,6 +16,43 @@ from typing import Any, Iterator
 
 import numpy as np
 import pandas as pd
+
+from polyvse.errors import InputError
+
+
+def _proc_umask() -> int | None:
+    """The umask as Linux reports it in /proc/self/status (``Umask:`` line, kernel 4.7+), or None."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _umask_at_import() -> int:
+    mask = _proc_umask()
+    if mask is None:
+        # Without /proc the umask can only be read by setting it: once, at import
+        # (single-threaded), never around writes.
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+_IMPORT_UMASK = _umask_at_import()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it: from /proc/self/status on
+    Linux (so a later ``os.umask`` call is seen), elsewhere the umask at import.
+
+    Reading it with ``os.umask(0)`` would change it process-wide for a moment: a
+    thread creating a file in that moment would create it world-writable."""
+    mask = _proc_umask()
+    return _IMPORT_UMASK if mask is None else mask
 
 
 @contextlib.contextmanager
@@ -31,9 +69,7 @@ def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
     os.close(fd)
     tmp_path = Path(tmp)
     # mkstemp makes 0600 files; outputs get the ordinary permissions the umask allows
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp_path, 0o666 & ~umask)
+    os.chmod(tmp_path, 0o666 & ~current_umask())
     try:
         yield tmp_path
         os.replace(tmp_path, path)
@@ -66,8 +102,54 @@ def write_npy(array: np.ndarray, path: str | Path) -> None:
         np.save(tmp, array)
 
 
-def save_torch(obj: Any, path: str | Path) -> None:
+_PLAIN_SCALARS = (str, int, float, bool, type(None))
+
+
+def check_plain(obj: Any, where: str = "checkpoint") -> None:
+    """Raise TypeError naming the first value of ``obj`` that is not plain data.
+
+    Plain data is what ``torch.load(weights_only=True)`` accepts without an
+    allow-list: tensors, dicts (OrderedDicts: state dicts), lists, tuples, str,
+    int, float, bool and None. Dataclasses, numpy arrays and scalars, Paths or
+    any other class would need the pickle of arbitrary code to load."""
     import torch
 
+    kind = type(obj)
+    if kind in _PLAIN_SCALARS or isinstance(obj, (torch.Tensor, torch.Size, torch.dtype, torch.device)):
+        return
+    if kind in (dict, collections.OrderedDict):
+        for key, value in obj.items():
+            if type(key) not in _PLAIN_SCALARS:
+                raise TypeError(f"{where}: key {key!r} is a {type(key).__name__}, not plain data")
+            check_plain(value, f"{where}.{key}")
+        return
+    if kind in (list, tuple):
+        for i, value in enumerate(obj):
+            check_plain(value, f"{where}[{i}]")
+        return
+    raise TypeError(f"{where} is a {kind.__module__}.{kind.__qualname__}, not plain data (tensors, dicts, lists, "
+                    f"str, int, float, bool, None): store its fields and rebuild it on load")
+
+
+def save_torch(obj: Any, path: str | Path) -> None:
+    """Write ``obj`` (plain data only, :func:`check_plain`) so that :func:`load_torch` reads it."""
+    import torch
+
+    check_plain(obj, f"{Path(path).name}")
     with atomic_path(path) as tmp:
         torch.save(obj, tmp)
+
+
+def load_torch(path: str | Path, map_location: Any = "cpu") -> Any:
+    """Read a file of :func:`save_torch` with ``weights_only=True``: unpickling runs no
+    code of the file's choosing. A file of another kind fails naming it."""
+    import pickle
+
+    import torch
+
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise InputError(path, f"not a checkpoint of plain data, refused by torch.load(weights_only=True) "
+                               f"({reason}); delete it and re-run the rule that writes it") from err

@@ -8,6 +8,7 @@ import torch
 
 from polyvse.data.synthetic import build_dataset
 from polyvse.models.embn import EmbN
+from polyvse.io import load_torch, save_torch
 from polyvse.models.registry import model_from_checkpoint
 from polyvse.text.chars import CharVocabulary
 from polyvse.text.joint_vectors import joint_vectors
@@ -64,13 +65,20 @@ def settings(family, **kw):
     return s
 
 
+def reloaded(saved, path):
+    """``saved`` written by save_torch and read back by load_torch (weights_only=True)."""
+    save_torch(saved, path)
+    return load_torch(path)
+
+
 def latent_output(data, tmp_path):
     captions, _, _, counts, fasttext, _ = data
     cfg = dict(langs=LANGS, captions="human", n_tokens=12, dim=8, scorer_dim=4, explore_p=0.2, explore_m=3,
                temperature=1.0, epochs=1, lr=1e-2, images_per_batch=6, captions_per_image=2, batches_per_epoch=2,
                margin=0.05, top_k=10, device="cpu")
-    return pretrain_latent_vocabulary(captions, {l: list(c) for l, c in counts.items()}, counts, fasttext, cfg, TEXT,
-                                      tmp_path / "pretrain", progress=False)
+    saved = pretrain_latent_vocabulary(captions, {l: list(c) for l, c in counts.items()}, counts, fasttext, cfg, TEXT,
+                                       tmp_path / "pretrain", progress=False)
+    return reloaded(saved, tmp_path / "latent.pt")  # what the train rule reads: pretrain/{name}.pt
 
 
 def inputs_for(data, tmp_path=None, family="embn"):
@@ -232,7 +240,7 @@ def test_every_family_trains_and_rebuilds_from_its_checkpoint(data, tmp_path, fa
     s = settings(family)
     trained = train_variant(captions, features, ids, counts, s, tmp_path / "ckpt", progress=False,
                             inputs=inputs_for(data, tmp_path, family))
-    saved = trained.saved()
+    saved = reloaded(trained.saved(), tmp_path / "model.pt")  # through the file, loaded with weights_only=True
     model, vocab = model_from_checkpoint(saved)
     assert type(vocab) is type(trained.vocab) and model.family == family
     frame = captions[(captions["split"] == "test") & (captions["lang"] == "de")].head(4)
@@ -266,7 +274,7 @@ def test_dictionary_mapped_variant_reads_rare_words_as_english(data, tmp_path):
     w = rare[0]
     english = en_words[de_words.index(w)]
     assert vocab.encode(w, "de") == [vocab.stoi[("en", english)]]
-    again, v2 = model_from_checkpoint(trained.saved())
+    again, v2 = model_from_checkpoint(reloaded(trained.saved(), tmp_path / "model.pt"))
     assert v2.encode(w, "de") == vocab.encode(w, "de") and v2.mapping == vocab.mapping
 
 

@@ -17,6 +17,7 @@ from polyvse.config import SPEECH_LOSS_OPTIONS, ConfigError, check_config, speec
 from polyvse.errors import InputError
 from polyvse.speech.data import view_set
 from polyvse.evaluate.retrieval import bidirectional_retrieval
+from polyvse.io import load_torch, save_torch
 from polyvse.speech.evaluate import diagonal_ranks, diagonal_recalls, mean_recall, pair_retrieval, view_pairs
 from polyvse.speech.model import build_speech_model, parameter_groups
 from polyvse.speech.objectives import OBJECTIVES, make_objective
@@ -284,7 +285,7 @@ def test_training_resumes_where_it_stopped(tmp_path):
     assert list(whole.fit.log["epoch"]) == [1, 2, 3] and 1 <= whole.fit.best_epoch <= 3
     assert {"loss", "val_recall", "val_image_recall", "val_cross_recall"} <= set(whole.fit.log.columns)
     # the scheduled margin advanced once per optimiser step (3 steps an epoch)
-    last = torch.load(tmp_path / "whole" / "last.pt", weights_only=False)
+    last = load_torch(tmp_path / "whole" / "last.pt")  # weights_only=True: plain data only
     assert int(last["state"]["objective"]["steps"]) == 9 and last["state"]["scheduler"]["last_epoch"] == 9
 
     # a run killed after its second epoch: the checkpoint of epoch 2 is what remains
@@ -314,7 +315,8 @@ def test_training_resumes_where_it_stopped(tmp_path):
     # other settings: the old checkpoint is not resumed
     other = train_speech(train, val, features, {**settings, "seed": 4}, tmp_path / "killed", progress=False)
     assert other.fit.resumed_from == 0
-    rebuilt = model_from_saved(whole.saved())
+    save_torch(whole.saved(), tmp_path / "model.pt")
+    rebuilt = model_from_saved(load_torch(tmp_path / "model.pt"))
     x = (torch.randn(2, 30, 40), torch.tensor([30, 12]))
     assert torch.allclose(rebuilt.embed_speech("hi", *x), whole.model.embed_speech("hi", *x))
 

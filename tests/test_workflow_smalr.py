@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import torch
+
+from polyvse.io import load_torch
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -48,13 +49,13 @@ def test_smalr_table_rows_protocols_and_parameter_counts(run):
 
 
 def test_family_outputs_pretraining_and_mule_table(run):
-    saved = torch.load(run / "results/m30k/pretrain/latent.pt", weights_only=False)
+    saved = load_torch(run / "results/m30k/pretrain/latent.pt")
     assert saved["embeddings"].shape[1] == 8 and saved["embeddings"].shape[0] <= 32
     assert len(saved["entries"]) == saved["word_to_token"].shape[0]
     assert (run / "results/m30k/models/mule_5/checkpoint/lp/last.pt").exists()  # the LP phase ran first
     mapped = json.loads((run / "results/m30k/models/dict_5/params.json").read_text())
     assert sum(mapped["dictionary_mapped_words"].values()) > 0
-    liwe = torch.load(run / "results/m30k/models/liwe_5/model.pt", weights_only=False)
+    liwe = load_torch(run / "results/m30k/models/liwe_5/model.pt")
     assert liwe["vocab"]["kind"] == "chars"
     mule = pd.read_csv(run / "results" / "mule_table2.tsv", sep="\t")
     assert list(mule.columns) == ["section", "model", "single_model", "En", "De", "Fr", "Cs", "params_train",

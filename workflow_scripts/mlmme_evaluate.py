@@ -7,14 +7,14 @@ import torch
 
 from polyvse.data.tables import read_captions
 from polyvse.evaluate.mlmme import evaluate_mlmme
-from polyvse.io import write_tsv
+from polyvse.io import load_torch, write_tsv
 from polyvse.logs import job_log
 from polyvse.train.loop import resolve_device
 from polyvse.train.mlmme import load_mlmme
 
 with job_log(snakemake.log[0], "mlmme_evaluate") as log:
     torch.set_num_threads(snakemake.threads)
-    saved = torch.load(snakemake.input.model, map_location="cpu", weights_only=False)
+    saved = load_torch(snakemake.input.model)
     model, vocab = load_mlmme(saved)
     model.to(resolve_device(snakemake.params.device))
     ids = Path(snakemake.input.ids).read_text(encoding="utf-8").split()

@@ -2,7 +2,7 @@
 
 import torch
 
-from polyvse.io import write_tsv
+from polyvse.io import load_torch, write_tsv
 from polyvse.logs import job_log
 from polyvse.speech.evaluate import evaluate_views
 from polyvse.speech.run import load_views
@@ -11,7 +11,7 @@ from polyvse.train.loop import resolve_device
 
 with job_log(snakemake.log[0], "speech_evaluate") as log:
     torch.set_num_threads(snakemake.threads)
-    saved = torch.load(snakemake.input.model, map_location="cpu", weights_only=False)
+    saved = load_torch(snakemake.input.model)
     training = saved["settings"]["training"]
     device = resolve_device(training["device"])
     model = model_from_saved(saved).to(device)

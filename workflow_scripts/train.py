@@ -3,10 +3,9 @@
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from polyvse.data.tables import read_captions
-from polyvse.io import save_torch, write_json, write_tsv
+from polyvse.io import load_torch, save_torch, write_json, write_tsv
 from polyvse.logs import job_log
 from polyvse.text.reduction import load_english_dictionaries
 from polyvse.text.vocab import read_counts
@@ -30,7 +29,7 @@ with job_log(snakemake.log[0], "train") as log:
         tokens=tokens,
         fasttext=tables(snakemake.input.fasttext) if "fasttext" in given else {},
         pca=tables(snakemake.input.pca) if "pca" in given else {},
-        latent=torch.load(snakemake.input.pretrain, weights_only=False) if "pretrain" in given else None,
+        latent=load_torch(snakemake.input.pretrain) if "pretrain" in given else None,
         dictionaries=(load_english_dictionaries(snakemake.input.dictionaries, settings["train_langs"])
                       if "dictionaries" in given else {}),
     )

@@ -4,10 +4,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
 from polyvse.data.tables import read_captions
-from polyvse.io import save_torch, write_tsv
+from polyvse.io import load_torch, save_torch, write_tsv
 from polyvse.logs import job_log
 from polyvse.text.vocab import read_counts
 from polyvse.train.translator import evaluate_target, load_translator_model, train_target
@@ -15,7 +14,7 @@ from polyvse.train.translator import evaluate_target, load_translator_model, tra
 with job_log(snakemake.log[0], "translator_train") as log:
     wc, inp = snakemake.wildcards, snakemake.input
     protocol, n = wc.translator_protocol, int(wc.n_examples)
-    source = (load_translator_model(torch.load(inp.source, map_location="cpu", weights_only=False))[0]
+    source = (load_translator_model(load_torch(inp.source))[0]
               if "source" in inp.keys() else None)
     matrix = np.load(inp.matrix) if "matrix" in inp.keys() else None
     captions, features = read_captions(inp.captions), np.load(inp.features)

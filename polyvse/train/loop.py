@@ -27,7 +27,7 @@ import torch
 from torch import Tensor, nn
 from tqdm import tqdm
 
-from polyvse.io import save_torch, write_tsv
+from polyvse.io import load_torch, save_torch, write_tsv
 from polyvse.train.data import EncodedCaptions, ImageGroupedBatches, collate
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ def run_epochs(model: nn.Module, optimiser: torch.optim.Optimizer,
     best = {"epoch": 0, "score": -np.inf, "state": copy.deepcopy(model.state_dict())}
     start = 0
     if last_path.exists():
-        ckpt = torch.load(last_path, map_location=device, weights_only=False)
+        ckpt = load_torch(last_path, map_location=device)
         if ckpt.get("run_id") == run_id:
             model.load_state_dict(ckpt["model"])
             optimiser.load_state_dict(ckpt["optimiser"])

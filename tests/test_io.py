@@ -1,0 +1,91 @@
+"""Atomic writes keep the umask's permissions without touching the umask; checkpoints
+hold plain data and load with weights_only=True."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from polyvse import io
+from polyvse.errors import InputError
+
+
+@pytest.fixture
+def umask():
+    """Set the process umask for one test, then restore it."""
+    saved = os.umask(0o022)
+    os.umask(saved)
+    yield lambda mask: os.umask(mask)
+    os.umask(saved)
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_outputs_get_the_permissions_the_umask_allows(tmp_path, umask, mask, mode):
+    umask(mask)
+    assert io.current_umask() == mask  # read from /proc/self/status: a later os.umask is seen
+    io.write_text("x", tmp_path / "a.txt")
+    io.write_npy(np.zeros(2), tmp_path / "b.npy")
+    for name in ("a.txt", "b.npy"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == mode, name
+
+
+def test_writing_never_changes_the_umask(tmp_path, monkeypatch, umask):
+    umask(0o027)
+    calls = []
+    real = os.umask
+    monkeypatch.setattr(os, "umask", lambda m: calls.append(m) or real(m))
+    threads = [threading.Thread(target=io.write_text, args=("x", tmp_path / f"{i}.txt")) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert calls == [] and all((tmp_path / f"{i}.txt").stat().st_mode & 0o777 == 0o640 for i in range(8))
+
+
+def test_without_proc_the_umask_at_import_is_used(monkeypatch):
+    monkeypatch.setattr(io, "_proc_umask", lambda: None)
+    assert io.current_umask() == io._IMPORT_UMASK
+
+
+@dataclass
+class Sizes:
+    dim: int = 3
+
+
+@pytest.mark.parametrize("value, where", [
+    ({"config": Sizes()}, "model.pt.config is a test_io.Sizes"),
+    ({"log": [{"epoch": 1, "score": np.float64(0.5)}]}, "model.pt.log[0].score is a numpy.float64"),
+    ({"vectors": np.zeros(3)}, "model.pt.vectors is a numpy.ndarray"),
+    ({"root": Path("/tmp")}, "model.pt.root is a pathlib."),
+    ({("a", 1): 2}, "key ('a', 1) is a tuple"),
+])
+def test_a_checkpoint_of_other_objects_is_refused_naming_the_key(tmp_path, value, where):
+    with pytest.raises(TypeError) as caught:
+        io.save_torch(value, tmp_path / "model.pt")
+    assert where in str(caught.value) and not (tmp_path / "model.pt").exists()
+
+
+def test_plain_data_round_trips_with_weights_only(tmp_path):
+    state = torch.nn.Linear(3, 2).state_dict()
+    saved = {"family": "embn", "config": {"dim": 3, "langs": ["en", "de"], "dropout": 0.1, "tied": True, "x": None},
+             "state_dict": state, "log": [{"epoch": 1, "val_mR": 12.5}], "shape": (3, 2)}
+    io.save_torch(saved, tmp_path / "model.pt")
+    back = io.load_torch(tmp_path / "model.pt")
+    assert back["config"] == saved["config"] and back["log"] == saved["log"] and back["shape"] == (3, 2)
+    assert all(torch.equal(back["state_dict"][k], v) for k, v in state.items())
+
+
+def test_a_pickle_of_arbitrary_objects_is_not_loaded(tmp_path):
+    path = tmp_path / "old.pt"
+    torch.save({"config": Sizes(), "weights": torch.zeros(2)}, path)  # a checkpoint written before plain data
+    with pytest.raises(InputError) as caught:
+        io.load_torch(path)
+    assert caught.value.where == str(path) and "weights_only=True" in str(caught.value)
+    assert isinstance(caught.value.__cause__, pickle.UnpicklingError)
