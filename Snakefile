@@ -7,8 +7,22 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+from polyvse.config_files import load_config_file
+from polyvse.errors import ConfigFileError
+
 # The default config is the embedded synthetic data. A --configfile replaces it
 # entirely (a paper config is complete); use --config key=value for small changes.
+# The config files are read again strictly before anything uses them: snakemake's
+# reader keeps the last of two equal keys silently. A config error is raised here, at
+# the top level, as one line naming file, line and key (rules/common.smk checks the
+# schema and the cross-references the same way).
+CONFIG_SOURCES = [str(p) for p in workflow.overwrite_configfiles] or ["config/config.yaml"]
+try:
+    for _source in CONFIG_SOURCES:
+        load_config_file(_source)
+except ConfigFileError as _err:
+    raise ConfigFileError(_err.where, _err.reason, _err.line) from None
+
 if not workflow.overwrite_configfiles:
 
     configfile: "config/config.yaml"

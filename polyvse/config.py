@@ -7,8 +7,10 @@ a schema cannot: that names refer to things that exist. Errors name the key.
 from __future__ import annotations
 
 import copy
+import os
+import re
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 
@@ -30,6 +32,23 @@ CLC_PROTOCOLS = ("clc_a", "clc_c")
 
 LATENT_FAMILIES = ("la", "hem", "smalr")
 """Families that start from a latent-vocabulary pretraining (SMALR §3.1)."""
+
+NAME_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$"
+"""Names that become file names under results_dir (reports, figures, pretrainings):
+letters, digits, ``_``, ``-`` and ``.``, not starting with a dot (config/schema.yaml
+``$defs/name``; a test keeps the two equal)."""
+
+WILDCARD_NAME_PATTERN = r"^[A-Za-z0-9_-]+$"
+"""Names that become directories and the ``{dataset}`` / ``{variant}`` wildcards (their
+constraint in rules/common.smk has no dot); schema ``$defs/wildcard_name``."""
+
+_NAME_RULES = {NAME_PATTERN: "letters, digits, _, - and ., and does not start with a dot",
+               WILDCARD_NAME_PATTERN: "letters, digits, _ and - only"}
+
+NAMED_SECTIONS = {"datasets": WILDCARD_NAME_PATTERN, "variants": WILDCARD_NAME_PATTERN,
+                  "speech.variants": WILDCARD_NAME_PATTERN, "pretrain": NAME_PATTERN, "reports": NAME_PATTERN,
+                  "figures": NAME_PATTERN, "speech.reports": NAME_PATTERN}
+"""Config sections whose keys are names that become paths, and the pattern of each."""
 
 _PROFILE_HUMAN = {"m30k": ["en", "de", "fr", "cs"], "coco": ["en", "zh", "ja"]}
 
@@ -141,11 +160,90 @@ def report_datasets(config: Mapping, report: str) -> list[str]:
     return list(rep["datasets"]) if rep.get("layout") == "mule_mt" else [rep["dataset"]]
 
 
+def _section(config: Mapping, dotted: str) -> Mapping:
+    node: Any = config
+    for part in dotted.split("."):
+        node = (node or {}).get(part) or {}
+    return node
+
+
+def check_results_dir(results_dir: object) -> str:
+    """``results_dir`` if it is a sane output root, else :class:`ConfigError`: a non-empty
+    path without ``..`` (it would climb out of where it points), not the working directory
+    or ``/`` itself (outputs would mix with the workflow's own files), and without ``{}``
+    (snakemake would read them as wildcards) or control characters."""
+    key = "results_dir"
+    if not isinstance(results_dir, str) or not results_dir.strip():
+        raise ConfigError(key, f"{results_dir!r} is not a directory name")
+    if any(c in results_dir for c in "{}") or any(ord(c) < 32 for c in results_dir):
+        raise ConfigError(key, f"{results_dir!r} holds braces or control characters")
+    parts = PurePath(results_dir).parts
+    if ".." in parts:
+        raise ConfigError(key, f"{results_dir!r} climbs with '..'; give the directory itself")
+    if os.path.normpath(results_dir) in (".", os.sep) or PurePath(results_dir).anchor == results_dir:
+        raise ConfigError(key, f"{results_dir!r} is the working directory or a filesystem root; "
+                               "give a directory of its own (default: results)")
+    return results_dir
+
+
+def output_paths(config: Mapping) -> dict[str, str]:
+    """Config key → the path under results_dir its name becomes (a report's table, a
+    variant's model directory, ...): what :func:`check_output_paths` keeps inside."""
+    r = config.get("results_dir", "results")
+    out: dict[str, str] = {}
+    for name in config.get("datasets") or {}:
+        out[f"datasets.{name}"] = f"{r}/{name}"
+    for name, v in (config.get("variants") or {}).items():
+        out[f"variants.{name}"] = f"{r}/{v.get('dataset', '')}/models/{name}"
+    for name in config.get("pretrain") or {}:
+        out[f"pretrain.{name}"] = f"{r}/dataset/pretrain/{name}.pt"
+    speech = config.get("speech") or {}
+    for name, v in (speech.get("variants") or {}).items():
+        out[f"speech.variants.{name}"] = f"{r}/{(v or {}).get('dataset', 'spoken')}/speech/{name}"
+    for section in ("reports", "figures", "speech.reports"):
+        for name in _section(config, section):
+            out[f"{section}.{name}"] = f"{r}/{name}.tsv"
+    return out
+
+
+def check_output_paths(config: Mapping) -> None:
+    """Raise :class:`ConfigError` naming the key whose name would write outside results_dir.
+
+    The schema's name patterns already refuse ``/`` and ``..``; this holds whatever the
+    schema says, for every path a name becomes."""
+    root = os.path.normpath(check_results_dir(config.get("results_dir", "results")))
+    for section, pattern in NAMED_SECTIONS.items():
+        for name in _section(config, section):
+            if not isinstance(name, str) or not re.match(pattern, name):
+                raise ConfigError(f"{section}.{name}", f"bad name {name!r}; a name that becomes a path under "
+                                                       f"results_dir takes {_NAME_RULES[pattern]}")
+    for key, path in output_paths(config).items():
+        if os.path.commonpath([root, os.path.normpath(path)]) != root or os.path.normpath(path) == root:
+            raise ConfigError(key, f"its output {path} is not inside results_dir {root}")
+
+
+def _check_result_names(config: Mapping) -> None:
+    """Tables and figures share results_dir's top level: two of one name would overwrite each other."""
+    tables: dict[str, str] = {}
+    for section in ("reports", "speech.reports", "figures"):
+        for name in _section(config, section):
+            if name in tables:
+                raise ConfigError(f"{section}.{name}", f"{tables[name]}.{name} of the same name writes "
+                                                       f"results/{name}.tsv too")
+            tables[name] = section
+    for name in config.get("extra_reports") or []:
+        if name in tables:
+            raise ConfigError(f"{tables[name]}.{name}", f"extra_reports {name} of the same name writes "
+                                                        f"results/{name}.* too")
+
+
 def check_config(config: Mapping, schema: Mapping | None = None) -> None:
-    """Raise :class:`ConfigError` on the first reference to something missing.
+    """Raise :class:`ConfigError` on the first reference to something missing, or the
+    first name that would write outside results_dir (:func:`check_output_paths`).
 
     ``schema`` (config/schema.yaml, loaded) lets the free-form overrides of speech
     variants be checked against the settings they override."""
+    check_output_paths(config)
     datasets = config.get("datasets", {})
     if not datasets:
         raise ConfigError("datasets", "no dataset is configured")
@@ -236,6 +334,7 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
                     raise ConfigError(key, f"variant {ref!r} is not evaluated on {lang!r}")
     _check_figures(config)
     _check_speech(config, schema)
+    _check_result_names(config)
 
 
 def _check_families(config: Mapping) -> None:

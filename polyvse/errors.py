@@ -17,3 +17,9 @@ class InputError(ValueError):
         self.reason = reason
         loc = f"{where}:{line}" if line is not None else f"{where}"
         super().__init__(f"{loc}: {reason}")
+
+
+class ConfigFileError(InputError):
+    """An error in a config file (a YAML syntax error, a duplicated key, a key the
+    schema or the cross-checks reject), located in the file that sets it: the
+    message is one line, ``file:line: config key K: reason``."""

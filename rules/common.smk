@@ -7,6 +7,7 @@ from snakemake.utils import validate
 
 from polyvse.config import (
     PROTOCOLS,
+    ConfigError,
     check_config,
     figure_sources,
     pretrain_settings,
@@ -22,13 +23,32 @@ from polyvse.config import (
     speech_variant_settings,
     variant_settings,
 )
+from polyvse.config_files import located, schema_violation
 from polyvse.data.adapters import raw_files
+from polyvse.errors import ConfigFileError
 from polyvse.train.families import variant_needs
-from polyvse.train.translator_runs import needs_source_model
+from polyvse.train.mlmme_runs import check_mlmme_config
+from polyvse.train.translator_runs import check_translator_config, needs_source_model
 
 
-validate(config, "../config/schema.yaml")
-check_config(config, yaml.safe_load((Path(workflow.basedir) / "config" / "schema.yaml").read_text()))
+# The config: the schema (keys, types; it fills the defaults), then the cross-references
+# and the paths names become (polyvse.config). An error is one line naming file, line,
+# key and reason (polyvse.config_files), raised at this top level so that snakemake
+# prints it with one frame of traceback instead of the whole schema and config.
+_SCHEMA = yaml.safe_load((Path(workflow.basedir) / "config" / "schema.yaml").read_text())
+try:
+    _violation = schema_violation(config, _SCHEMA)
+    if _violation is not None:
+        raise _violation
+    validate(config, "../config/schema.yaml")
+    check_config(config, _SCHEMA)
+    if "mlmme_table1" in config["extra_reports"]:
+        check_mlmme_config(config)
+    if "translator_curve" in config["extra_reports"]:
+        check_translator_config(config)
+except ConfigError as _err:
+    _err = located(_err, CONFIG_SOURCES, workflow.config_settings.config)
+    raise ConfigFileError(_err.where, _err.reason, _err.line) from None
 
 R = config["results_dir"]
 BACKBONE = config["image_features"]["backbone"]
@@ -53,7 +73,8 @@ def all_targets():
     reports = list(config["reports"]) + list(config["speech"]["reports"])
     return (expand(f"{R}/{{report}}.{{ext}}", report=reports, ext=["tsv", "md"])
             + expand(f"{R}/{{figure}}.{{ext}}", figure=list(config["figures"]), ext=["tsv", "png"])
-            + [f"{R}/{name}.{ext}" for name in config["extra_reports"] for ext in EXTRA_REPORT_FILES[name]])
+            + [f"{R}/{name}.{ext}" for name in config["extra_reports"] for ext in EXTRA_REPORT_FILES[name]]
+            + [f"{R}/data_stats.{ext}" for ext in ("tsv", "md") if text_datasets()])  # rules/data.smk
 
 
 # extra_reports: reports with a layout of their own (rules/mlmme.smk, rules/translator.smk).

@@ -153,3 +153,165 @@ def test_paper_speech_config_has_the_thesis_sizes_and_the_default_tables(tmp_pat
         assert paper["notes"] == [n for n in rep.get("notes", []) if not n.startswith("†")], name
     assert set(speech["reports"]) == set(default["reports"])
     assert set(speech["variants"]) == set(default["variants"]) - ablations
+
+
+# -- names that become paths, results_dir ---------------------------------------------------------
+
+def test_schema_name_patterns_are_the_checks_patterns():
+    from polyvse.config import NAME_PATTERN, WILDCARD_NAME_PATTERN
+
+    defs = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())["$defs"]
+    assert defs["name"]["pattern"] == NAME_PATTERN
+    assert defs["wildcard_name"]["pattern"] == WILDCARD_NAME_PATTERN
+
+
+@pytest.mark.parametrize("section, name", [("reports", "../evil"), ("reports", "a/b"), ("figures", ".hidden"),
+                                           ("datasets", "m30k/../x"), ("variants", "v.1"), ("pretrain", "..")])
+def test_a_name_that_is_not_a_plain_file_name_fails_naming_its_key(config, section, name):
+    from polyvse.config_files import schema_violation
+
+    raw = yaml.safe_load((REPO / "config" / "config.yaml").read_text())   # before defaults, as snakemake reads it
+    first = next(iter(raw[section]))
+    raw[section][name] = raw[section].pop(first)
+    err = schema_violation(raw, yaml.safe_load((REPO / "config" / "schema.yaml").read_text()))
+    assert err is not None and err.key == f"{section}.{name}" and f"bad name {name!r}" in str(err)
+    # the cross-checks refuse it too, whatever the schema says
+    bad = copy.deepcopy(config)
+    bad[section][name] = bad[section].pop(first)
+    with pytest.raises(ConfigError) as caught:
+        check_config(bad)
+    assert caught.value.key == f"{section}.{name}" and f"bad name {name!r}" in str(caught.value)
+
+
+@pytest.mark.parametrize("results_dir, reason", [("../out", "climbs with '..'"), ("results/../..", "climbs"),
+                                                 (".", "working directory"), ("/", "filesystem root"),
+                                                 ("", "not a directory name"), ("res{x}", "braces")])
+def test_results_dir_must_be_a_directory_of_its_own(config, results_dir, reason):
+    bad = dict(config, results_dir=results_dir)
+    with pytest.raises(ConfigError) as caught:
+        check_config(bad)
+    assert caught.value.key == "results_dir" and reason in str(caught.value)
+
+
+def test_every_output_path_lies_under_results_dir(config):
+    from polyvse.config import output_paths
+
+    paths = output_paths(dict(config, results_dir="/scratch/me/results"))   # an absolute results_dir is fine
+    assert paths["reports.table2"] == "/scratch/me/results/table2.tsv"
+    assert paths["variants.embn_en"] == "/scratch/me/results/m30k/models/embn_en"
+    assert all(p.startswith("/scratch/me/results/") for p in paths.values())
+    check_config(dict(config, results_dir="/scratch/me/results"))
+
+
+def test_a_figure_named_like_a_speech_report_is_refused(config):
+    bad = copy.deepcopy(config)
+    speech_report = next(iter(bad["speech"]["reports"]))
+    bad["figures"][speech_report] = bad["figures"].pop("figure1b")
+    with pytest.raises(ConfigError) as caught:
+        check_config(bad)
+    assert caught.value.key == f"figures.{speech_report}" and "speech.reports" in str(caught.value)
+
+
+# -- schema errors in one line -----------------------------------------------------------------
+
+@pytest.mark.parametrize("edit, key, reason", [
+    (lambda c: c.update(sed=1), "sed", "unknown key; did you mean 'seed'?"),
+    (lambda c: c["translate"].update(backnd="x"), "translate.backnd", "did you mean 'backend'?"),
+    (lambda c: c["variants"]["embn_en"].update(train_lang=["en"]), "variants.embn_en.train_lang",
+     "did you mean 'train_langs'?"),
+    (lambda c: c.update(zzzz=1), "zzzz", "valid keys: seed, results_dir"),
+    (lambda c: c["training"].update(epochs="ten"), "training.epochs", "'ten' is not of type 'integer'"),
+    (lambda c: c["reports"]["table2"].update(rows={"a" * 500: 1}), "reports.table2.rows", "fails type"),
+])
+def test_schema_errors_are_one_line_naming_the_key(edit, key, reason):
+    from polyvse.config_files import schema_violation
+
+    raw = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    edit(raw)
+    err = schema_violation(raw, yaml.safe_load((REPO / "config" / "schema.yaml").read_text()))
+    assert err.key == key and reason in str(err), str(err)
+    assert "\n" not in str(err) and len(str(err)) < 400
+
+
+# -- config files: strict YAML, errors located ----------------------------------------------------
+
+def test_a_duplicated_key_names_file_line_and_key(tmp_path):
+    from polyvse.config_files import load_config_file
+    from polyvse.errors import ConfigFileError
+
+    f = tmp_path / "c.yaml"
+    f.write_text("seed: 0\ntranslate:\n  backend: googletrans\nother: 1\ntranslate:\n  backend: dictionary\n")
+    with pytest.raises(ConfigFileError) as caught:
+        load_config_file(f)
+    assert (caught.value.line, caught.value.where) == (5, str(f))
+    assert "duplicate key 'translate' (first at line 2)" in str(caught.value)
+    f.write_text("a:\n  b: 1\n  c: 2\n  b: 3\n")
+    with pytest.raises(ConfigFileError, match=r"c.yaml:4: duplicate key 'b' \(first at line 2\)"):
+        load_config_file(f)
+    f.write_text("a: {b: 1, b: 2}\n")
+    with pytest.raises(ConfigFileError, match=r"c.yaml:1: duplicate key 'b' \(first at line 1\)"):
+        load_config_file(f)
+    # a key that overrides one merged in with << is YAML's override, not a duplicate
+    f.write_text("base: &b {x: 1, y: 2}\nmore: {<<: *b, y: 3}\n")
+    assert load_config_file(f)["more"] == {"x": 1, "y": 3}
+
+
+def test_a_yaml_syntax_error_names_file_and_line(tmp_path):
+    from polyvse.config_files import load_config_file
+    from polyvse.errors import ConfigFileError
+
+    f = tmp_path / "c.yaml"
+    f.write_text("seed: 0\nresults_dir: [a, b\nfoo: 1\n")
+    with pytest.raises(ConfigFileError) as caught:
+        load_config_file(f)
+    assert caught.value.where == str(f) and caught.value.line in (2, 3) and "YAML syntax error" in str(caught.value)
+    with pytest.raises(ConfigFileError, match="config file not found"):
+        load_config_file(tmp_path / "missing.yaml")
+
+
+CONFIG_YAMLS = sorted([*REPO.glob("config/**/*.yaml"), *REPO.glob("tests/configs/*.yaml"),
+                       *REPO.glob("profiles/*/config.yaml")])
+
+
+@pytest.mark.parametrize("path", CONFIG_YAMLS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_shipped_yaml_has_no_duplicated_key(path):
+    from polyvse.config_files import load_config_file
+
+    assert load_config_file(path) is not None
+
+
+def test_coco_paper_config_translates_with_googletrans_and_maps_with_muse_dictionaries():
+    from polyvse.config_files import load_config_file
+
+    c = load_config_file(REPO / "config" / "paper" / "coco.yaml")
+    assert c["translate"] == {"backend": "googletrans", "cache": "cache/translations.sqlite",
+                              "dictionaries": "/data/muse/dictionaries"}
+
+
+def test_errors_are_located_in_the_file_that_sets_the_key(tmp_path):
+    from polyvse.config_files import located
+
+    base, over = tmp_path / "base.yaml", tmp_path / "over.yaml"
+    base.write_text("seed: 0\nreports:\n  t:\n    rows:\n      - {name: a, variant: x}\n      - {name: b, variant: y}\n")
+    over.write_text("seed: 1\n")
+    err = located(ConfigError("reports.t.rows[1]", "unknown variant 'y'"), [base, over])
+    assert (err.where, err.line) == (str(base), 6) and str(err).endswith("config key reports.t.rows[1]: unknown "
+                                                                         "variant 'y'")
+    assert located(ConfigError("seed", "x"), [base, over]).where == str(over)          # the later file wins
+    assert located(ConfigError("reports.t.caption", "x"), [base, over]).line == 3       # a default: its parent
+    assert located(ConfigError("seed", "x"), [base], {"seed": 2}).where == "--config"
+
+
+def test_a_json_config_file_is_read_strictly_too(tmp_path):
+    from polyvse.config_files import load_config_file
+    from polyvse.errors import ConfigFileError
+
+    f = tmp_path / "c.json"
+    f.write_text('{"seed": 0,\n "seed": 1}\n')
+    with pytest.raises(ConfigFileError, match="duplicate key 'seed'"):
+        load_config_file(f)
+    f.write_text('{"seed": 0,\n "x": }\n')
+    with pytest.raises(ConfigFileError, match=r"c.json:2: JSON syntax error"):
+        load_config_file(f)
+    f.write_text('{"seed": 0}')
+    assert load_config_file(f) == {"seed": 0}
