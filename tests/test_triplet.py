@@ -3,7 +3,11 @@ import math
 import pytest
 import torch
 
-from polyvse.losses.triplet import multimodal_triplet, neighbourhood_triplet, top_k_triplet
+from polyvse.losses.triplet import (multimodal_triplet, neighbourhood_triplet, same_language_triplet,
+                                   top_k_triplet)
+from polyvse.train.objectives import EmbNObjective
+from polyvse.train.objectives_mule import MULEObjective
+from polyvse.train.objectives_smalr import SMALRObjective
 
 
 def unit(*angles):
@@ -51,3 +55,106 @@ def test_no_positive_pair_gives_zero_with_gradient():
     loss = top_k_triplet(x, x, torch.zeros(3, 3, dtype=torch.bool))
     loss.backward()
     assert float(loss.detach()) == 0.0 and x.grad is not None
+
+
+# -- same-language matching (MULE eq. 3) versus every language (SMALR eq. 3) ---------------
+
+def two_language_batch():
+    """Images I0 = e1, I1 = e2, I2 = e3. English: s0 (I0) between e1 and e2, s1 (I1) = e2;
+    German: d0 (I0) = e2, d2 (I2) = e3. I1 has no German sentence, I2 no English one.
+    Other-language items violate: d0 lies on I1 (d(d0, I1) = 0 while d(d0, I0) = 1) and on
+    s1 (d(I1, d0) = 0 = d(I1, s1))."""
+    e = torch.eye(3)
+    images = e.clone()
+    sentences = torch.stack([(e[0] + e[1]) / math.sqrt(2), e[1], e[1], e[2]])
+    return images, sentences, torch.tensor([0, 1, 0, 2]), torch.tensor([0, 0, 1, 1])
+
+
+M, H = 0.05, 1 - 1 / math.sqrt(2)  # margin; cosine distance at 45 degrees
+
+
+def test_same_language_triplet_never_pairs_across_languages_by_hand():
+    images, sentences, ios, lang = two_language_batch()
+    # English sub-batch {I0, I1; s0, s1}: image rows (I0,s0|s1): M+H-1 → 0, (I1,s1|s0): M-H → 0;
+    # sentence rows (s0,I0|I1): M+H-H = M, (s1,I1|I0): M-1 → 0
+    en = 0.0 + 1.5 * (M + 0.0) / 2
+    # German sub-batch {I0, I2; d0, d2}: image rows (I0,d0|d2): M+1-1 = M, (I2,d2|d0) → 0;
+    # sentence rows (d0,I0|I2): M+1-1 = M, (d2,I2|I0) → 0
+    de = M / 2 + 1.5 * M / 2
+    got = same_language_triplet(images, sentences, ios, lang, M, 10, 1.5)
+    assert float(got) == pytest.approx((en + de) / 2, abs=1e-6)
+    # moving the other language's items anywhere leaves each language's value alone
+    moved = sentences.clone()
+    moved[2:] = torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])  # d0 onto I1, d2 onto I0
+    de_moved = same_language_triplet(images, moved, ios, lang, M, 10, 1.5) * 2 - en
+    de_alone = multimodal_triplet(images[[0, 2]], moved[2:], torch.tensor([0, 1]), M, 10, 1.5)
+    assert float(de_moved) == pytest.approx(float(de_alone), abs=1e-6)
+
+
+def test_multimodal_triplet_uses_every_language_by_hand():
+    images, sentences, ios, lang = two_language_batch()
+    # image rows (k = 3): (I0,s0) negs s1,d2 → 0,0; (I0,d0) negs s1,d2 → M,M;
+    # (I1,s1) negs s0,d0,d2 → 0,M,0; (I2,d2) negs s0,s1,d0 → 0,0,0: 10 terms
+    image_term = 3 * M / 10
+    # sentence rows: (s0,I0) negs I1,I2 → M,0; (s1,I1) → 0,0; (d0,I0) negs I1 (d = 0), I2 → 1+M, M; (d2,I2) → 0,0
+    sentence_term = (M + 1 + M + M) / 8
+    got = multimodal_triplet(images, sentences, ios, M, 10, 1.5)
+    assert float(got) == pytest.approx(image_term + 1.5 * sentence_term, abs=1e-6)
+
+
+def test_same_language_triplet_equals_multimodal_on_one_language_and_skips_lone_images():
+    torch.manual_seed(0)
+    img = torch.nn.functional.normalize(torch.randn(4, 8), dim=1)
+    txt = torch.nn.functional.normalize(torch.randn(9, 8), dim=1)
+    owner = torch.tensor([0, 0, 1, 1, 2, 2, 3, 3, 1])
+    one = torch.zeros(8, dtype=torch.long)
+    expected = multimodal_triplet(img, txt[:8], owner[:8], 0.05, 10, 1.5)
+    assert float(expected) > 0
+    assert float(same_language_triplet(img, txt[:8], owner[:8], one)) == pytest.approx(float(expected), rel=1e-6)
+    # a language whose sentences describe a single image has no negative: it is not averaged in as a zero
+    lang = torch.tensor([0] * 8 + [1])
+    assert float(same_language_triplet(img, txt, owner, lang)) == pytest.approx(float(expected), rel=1e-6)
+    with pytest.raises(ValueError, match=r"lang_of_sentence \(8,\) does not match image_of_sentence \(9,\)"):
+        same_language_triplet(img, txt, owner, one)
+
+
+def test_same_language_triplet_without_negatives_is_zero_with_gradient():
+    img = torch.randn(2, 3, requires_grad=True)
+    txt = torch.randn(2, 3, requires_grad=True)
+    loss = same_language_triplet(img, txt, torch.tensor([0, 1]), torch.tensor([0, 1]))
+    loss.backward()
+    assert float(loss.detach()) == 0.0 and img.grad is not None and txt.grad is not None
+
+
+class StubModel(torch.nn.Module):
+    """Returns fixed image and sentence embeddings (u = s) and zero language logits."""
+
+    def __init__(self, images, sentences):
+        super().__init__()
+        self.images, self.sentences = images, sentences
+        self.logits = torch.nn.Parameter(torch.zeros(len(sentences), 2))
+
+    def embed_images(self, features):
+        return self.images
+
+    def encode(self, tokens, lengths, langs, mask=None):
+        return self.sentences, self.sentences
+
+    def embed_sentences(self, tokens, lengths, langs=None):
+        return self.sentences
+
+    def language_logits(self, universal, reversal_weight=1.0):
+        return self.logits
+
+
+def test_mule_and_embn_match_within_a_language_and_smalr_across_languages():
+    images, sentences, ios, lang = two_language_batch()
+    batch = {"images": None, "tokens": None, "lengths": None, "lang": lang, "image_of_sentence": ios}
+    model = StubModel(images, sentences)
+    same = float(same_language_triplet(images, sentences, ios, lang, M, 10, 1.5))
+    every = float(multimodal_triplet(images, sentences, ios, M, 10, 1.5))
+    assert every > same + 0.1  # the cross-language violations are large
+    assert float(MULEObjective()(model, batch)["multimodal"]) == pytest.approx(same, abs=1e-6)
+    assert float(EmbNObjective()(model, batch)["multimodal"]) == pytest.approx(same, abs=1e-6)
+    smalr = SMALRObjective(mclm=False)(model, batch)
+    assert float(smalr["multimodal"]) == pytest.approx(every, abs=1e-6)

@@ -7,6 +7,13 @@ Following the two-branch network of Wang et al. (TPAMI 2019) that both papers
 build on, every positive pair in the batch is a constraint row, every other item
 that is not a positive of the anchor is a negative, and each row keeps its K
 most violated negatives (K = 10); the loss is the mean over the kept terms.
+
+Which items are negatives differs between the papers' image–sentence losses:
+SMALR eq. (3) (:func:`multimodal_triplet`) compares an anchor with every other
+item of the batch, of any language; MULE eq. (3) samples the negative "in the
+same language" as the positive (:func:`same_language_triplet`). Both papers'
+neighbourhood constraints (:func:`neighbourhood_triplet`) take positives and
+negatives of any language.
 """
 
 from __future__ import annotations
@@ -72,6 +79,46 @@ def multimodal_triplet(images: Tensor, sentences: Tensor, image_of_sentence: Ten
     image_anchored = top_k_triplet(images, sentences, pos, margin, top_k)
     sentence_anchored = top_k_triplet(sentences, images, pos.T, margin, top_k)
     return image_anchored + sentence_weight * sentence_anchored
+
+
+def same_language_triplet(images: Tensor, sentences: Tensor, image_of_sentence: Tensor,
+                          lang_of_sentence: Tensor, margin: float = 0.05, top_k: int = 10,
+                          sentence_weight: float = 1.5) -> Tensor:
+    """MULE §"Image-Language Matching", eq. (3): the bidirectional triplet with
+    every triplet inside one language.
+
+    "Given f_i, we sample [a] positive sentence s_i+ and a negative sentence
+    s_i- represented in the same language. Equivalently, given y_i, we sample
+    the positive image f_i+ and a negative image f_i-": for each language l of
+    the batch the loss is :func:`multimodal_triplet` on the language-l
+    sub-batch — the sentences in l and the images they describe. So an image
+    is compared only with sentences of the positive's language, and a sentence
+    in l only with images that have an l sentence in the batch (an image
+    without one is not a candidate the language-l sentence competes with).
+    The value is the mean over the languages whose sub-batch holds at least two
+    images (fewer: no negative exists) — MULE's public code likewise averages
+    one such loss per language (``tf.reduce_mean`` over its languages).
+
+    images: ``(B, D)``; sentences: ``(S, D)``; image_of_sentence: ``(S,)`` long,
+    the row of ``images`` each sentence describes; lang_of_sentence: ``(S,)``
+    language index of each sentence. With one language this equals
+    :func:`multimodal_triplet`. Scalar; zero (with a graph) when no language
+    has a negative.
+    """
+    if lang_of_sentence.shape != image_of_sentence.shape:
+        raise ValueError(f"lang_of_sentence {tuple(lang_of_sentence.shape)} does not match "
+                         f"image_of_sentence {tuple(image_of_sentence.shape)}")
+    per_language = []
+    for lang in torch.unique(lang_of_sentence).tolist():
+        rows = (lang_of_sentence == lang).nonzero(as_tuple=True)[0]
+        own, local = torch.unique(image_of_sentence[rows], return_inverse=True)
+        if own.numel() < 2:
+            continue
+        per_language.append(multimodal_triplet(images[own], sentences[rows], local, margin, top_k,
+                                               sentence_weight))
+    if not per_language:
+        return images.sum() * 0.0 + sentences.sum() * 0.0
+    return torch.stack(per_language).mean()
 
 
 def neighbourhood_triplet(sentences: Tensor, image_of_sentence: Tensor,

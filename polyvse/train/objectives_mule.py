@@ -10,6 +10,13 @@ weight λ_p of the training progress. Weights where the paper is silent are
 those of MULE's public code: margin 0.05, top-10 violations, image-loss
 (sentence-anchored) factor 1.5, sentence-only (neighbourhood) factor 0.05,
 language classifier ("domain adapt") 1e-6 on Multi30K, 1e-5 on MSCOCO.
+
+The matching loss (eq. 3) keeps every triplet inside one language
+(:func:`~polyvse.losses.triplet.same_language_triplet`): "given f_i, we sample
+[a] positive sentence s_i+ and a negative sentence s_i- represented in the
+same language"; the neighbourhood constraints (eq. 1) take positives and
+negatives of any language. LP (:class:`MULEPretrainObjective`) has no
+matching term.
 """
 
 from __future__ import annotations
@@ -19,7 +26,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from polyvse.losses.triplet import multimodal_triplet, neighbourhood_triplet, top_k_triplet
+from polyvse.losses.triplet import (multimodal_triplet, neighbourhood_triplet, same_language_triplet,
+                                    top_k_triplet)
 from polyvse.models.gradient_reversal import dann_lambda
 from polyvse.train.objectives import EmbNObjective
 
@@ -39,8 +47,9 @@ class MULEObjective:
     """MULE's full loss; the flags give the rows of MULE Tables 2(d), 3(c).
 
     - ``EmbN``: ``universal_nc=False, language_classifier=False`` — the EmbN
-      loss of :class:`~polyvse.train.objectives.EmbNObjective` (image–sentence
-      triplet + neighbourhood constraints on s) on the MULE architecture;
+      loss of :class:`~polyvse.train.objectives.EmbNObjective` (same-language
+      image–sentence triplet, eq. 3, + neighbourhood constraints on s) on the
+      MULE architecture;
     - ``+NC``: ``universal_nc=True`` — the *multi-layer* neighbourhood
       constraints, eq. (1), on s and on the MULE averages u;
     - ``+NC+LC``: also ``language_classifier=True``;
@@ -64,7 +73,7 @@ class MULEObjective:
         ios, langs = batch["image_of_sentence"], batch["lang"]
         images = model.embed_images(batch["images"])
         universal, sentences = model.encode(batch["tokens"], batch["lengths"], langs)
-        mm = multimodal_triplet(images, sentences, ios, self.margin, self.top_k, self.sentence_weight)
+        mm = same_language_triplet(images, sentences, ios, langs, self.margin, self.top_k, self.sentence_weight)
         terms = {"multimodal": mm}
         loss = mm
         if self.final_nc:
@@ -109,17 +118,20 @@ class MULEPretrainObjective:
 
 
 ParallelEmbNObjective = EmbNObjective
-"""PARALLEL-EmbN trains with EmbN's loss (image–sentence triplet, SMALR eq. 3,
-plus neighbourhood constraints between sentences of the same image in any
-language): Gella et al.'s image-pivot model, whose language branches meet only
-through the shared image branch and these constraints."""
+"""PARALLEL-EmbN trains with EmbN's loss (the same-language image–sentence
+triplet of MULE eq. 3, plus neighbourhood constraints between sentences of the
+same image in any language): Gella et al.'s image-pivot model, whose language
+branches meet only through the shared image branch and these constraints. It
+is MULE's baseline (MULE §Experiments "Model Architecture"; MULE's code trains
+it with its own matching loss, flag ``separate_lang_branch``)."""
 
 
 @dataclass
 class LIWEObjective:
     """LIWE's training loss: the bidirectional hinge of VSE++ that LIWE builds
     on, with the hardest negative only (``top_k = 1``) and margin 0.2, both
-    directions weighted equally; no neighbourhood term."""
+    directions weighted equally; no neighbourhood term. Negatives come from
+    every language of the batch (:func:`multimodal_triplet`)."""
 
     margin: float = 0.2
     top_k: int = 1
