@@ -1,4 +1,5 @@
-"""Caption sets encoded as padded tensors, and the image-grouped batch sampler."""
+"""Caption sets encoded as padded tensors, and the image-grouped (optionally
+language-balanced) batch sampler."""
 
 from __future__ import annotations
 
@@ -64,16 +65,93 @@ def encode_captions(captions: pd.DataFrame, vocab: Vocabulary, image_index: Mapp
     )
 
 
+LANGUAGE_BALANCES = ("balanced", "natural")
+"""The named values of ``training.language_balance``; a mapping language → share is the third form."""
+
+DEFAULT_LANGUAGE_BALANCE = "balanced"
+"""``training.language_balance`` where a settings mapping lacks it (config/schema.yaml's default)."""
+
+
+def language_shares(balance: str | Mapping[str, float], langs: Sequence[str],
+                    key: str = "training.language_balance") -> np.ndarray | None:
+    """Target share of caption rows of each language of ``langs`` in a batch.
+
+    ``balance``: ``natural`` (None: no target, images drawn uniformly),
+    ``balanced`` (equal shares) or a mapping language → positive weight, read
+    for ``langs`` and normalised to sum 1 (weights of other languages are
+    ignored, so one mapping serves variants on subsets of its languages).
+    Returns ``(len(langs),)`` float or None. Raises ValueError naming ``key``.
+    """
+    if isinstance(balance, str):
+        if balance not in LANGUAGE_BALANCES:
+            raise ValueError(f"{key}: {balance!r} is neither {' nor '.join(LANGUAGE_BALANCES)} "
+                             "nor a mapping language -> share")
+        if balance == "natural":
+            return None
+        return np.full(len(langs), 1.0 / max(1, len(langs)))
+    if not isinstance(balance, Mapping):
+        raise ValueError(f"{key}: expected balanced, natural or a mapping language -> share, "
+                         f"got {type(balance).__name__}")
+    missing = [l for l in langs if l not in balance]
+    if missing:
+        raise ValueError(f"{key}: no share for training language(s) {', '.join(missing)} "
+                         f"(the mapping names {', '.join(map(str, balance)) or 'none'})")
+    weights = []
+    for l in langs:
+        w = balance[l]
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not np.isfinite(w) or w <= 0:
+            raise ValueError(f"{key}.{l}: a share must be a positive number, got {w!r}")
+        weights.append(float(w))
+    weights_a = np.asarray(weights)
+    return weights_a / weights_a.sum()
+
+
+def row_quotas(shares: np.ndarray, total: int) -> np.ndarray:
+    """``total`` rows split by ``shares`` with the largest-remainder rounding
+    (ties to the lower index): ``(L,)`` int summing to ``total``."""
+    exact = shares * total
+    quotas = np.floor(exact).astype(np.int64)
+    left = total - int(quotas.sum())
+    order = np.argsort(-(exact - quotas), kind="stable")
+    quotas[order[:left]] += 1
+    return quotas
+
+
 class ImageGroupedBatches:
-    """Batches of ``images_per_batch`` distinct images × ``captions_per_image`` sentences.
+    """Batches of ``images_per_batch`` distinct images × ``captions_per_image`` sentences,
+    optionally in given language shares.
 
     MULE's public code builds batches of 450 images × 2 captions: every batch
     then holds sentence pairs of the same image, which the neighbourhood
     constraints need. An epoch covers every caption about once: it has
     ``ceil(S / (images_per_batch * captions_per_image))`` batches.
+
+    ``shares`` (``(L,)``, one per language index of ``lang``, summing to 1;
+    see :func:`language_shares`) balances the languages: each batch's
+    ``R = images_per_batch × captions_per_image`` caption rows hold language l
+    in the share ``shares[l]`` (quotas by :func:`row_quotas`). MULE's and
+    SMALR's multilingual losses compare languages inside a batch (MULE eq. 1
+    and 3, SMALR eq. 3, the language classifiers), and MULE's public code feeds
+    every language the same number of sentences a batch; drawing images
+    uniformly instead lets the languages of few images (MSCOCO's ja ×5 on ~20 %
+    and zh ×1 on ~15 % of the images) rarely meet. The images are stratified
+    by language: each language has its own shuffled pool of the images
+    captioned in it, reshuffled when used up. The batch is filled one image at
+    a time: the language furthest below its quota draws its next image not yet
+    in the batch; the image's first caption is in that language, each further
+    one (up to ``captions_per_image``) in the image's language furthest below
+    its quota, so same-image pairs, across languages too, survive. An image
+    with no caption left in a language below quota gives fewer captions, so
+    every language meets its quota exactly and the batch may hold a few more
+    than ``images_per_batch`` images (MSCOCO-like, 2 per image: about one in
+    nine images comes alone). A language stops drawing when its whole pool is
+    in the batch. Where every image has every language (Multi30K-like) the
+    batches keep ``images_per_batch`` images × ``captions_per_image``.
+    ``shares=None`` is the natural, uniform draw of images.
     """
 
-    def __init__(self, image_row: Tensor, images_per_batch: int, captions_per_image: int = 2):
+    def __init__(self, image_row: Tensor, images_per_batch: int, captions_per_image: int = 2,
+                 lang: Tensor | None = None, shares: np.ndarray | None = None):
         self.images_per_batch = images_per_batch
         self.captions_per_image = captions_per_image
         rows = image_row.numpy()
@@ -82,6 +160,38 @@ class ImageGroupedBatches:
         self.images = uniq
         self.caption_rows: list[np.ndarray] = np.split(order, starts[1:])
         self.n_captions = len(rows)
+        self.shares = None if shares is None else np.asarray(shares, dtype=np.float64)
+        if self.shares is not None:
+            if lang is None or len(lang) != len(rows):
+                raise ValueError("language balancing needs the language of every caption row")
+            if np.any(self.shares < 0) or not np.isclose(self.shares.sum(), 1.0):
+                raise ValueError(f"language shares must be non-negative and sum to 1, got {self.shares.tolist()}")
+            lang_np = lang.numpy()
+            n_langs = len(self.shares)
+            if len(lang_np) and int(lang_np.max()) >= n_langs:
+                raise ValueError(f"caption language index {int(lang_np.max())} has no share "
+                                 f"({n_langs} shares given)")
+            # per image, its caption rows of each language; per language, the images it captions
+            self.rows_by_lang: list[dict[int, np.ndarray]] = [
+                {l: caps[lang_np[caps] == l] for l in np.unique(lang_np[caps]).tolist()}
+                for caps in self.caption_rows]
+            self.pools = [np.array([i for i, by in enumerate(self.rows_by_lang) if l in by], dtype=np.int64)
+                          for l in range(n_langs)]
+
+    @classmethod
+    def for_captions(cls, captions: EncodedCaptions, images_per_batch: int, captions_per_image: int = 2,
+                     balance: str | Mapping[str, float] = DEFAULT_LANGUAGE_BALANCE,
+                     key: str = "training.language_balance") -> "ImageGroupedBatches":
+        """The sampler of an encoded caption set with ``balance`` (config
+        ``training.language_balance``) over the languages its rows hold."""
+        present = sorted(set(captions.lang.tolist()))
+        names = [captions.langs[i] for i in present]
+        shares = language_shares(balance, names, key)
+        full = None
+        if shares is not None:
+            full = np.zeros(len(captions.langs))
+            full[present] = shares
+        return cls(captions.image_row, images_per_batch, captions_per_image, captions.lang, full)
 
     def __len__(self) -> int:
         per_batch = self.images_per_batch * self.captions_per_image
@@ -89,6 +199,9 @@ class ImageGroupedBatches:
 
     def epoch(self, rng: np.random.Generator) -> Iterator[np.ndarray]:
         """Yield caption row indices, one array per batch."""
+        if self.shares is not None:
+            yield from self._balanced_epoch(rng)
+            return
         n_img = len(self.images)
         perm = rng.permutation(n_img)
         cursor = 0
@@ -103,6 +216,51 @@ class ImageGroupedBatches:
                 k = min(self.captions_per_image, len(caps))
                 batch.append(rng.choice(caps, size=k, replace=False))
             yield np.concatenate(batch)
+
+    def _balanced_epoch(self, rng: np.random.Generator) -> Iterator[np.ndarray]:
+        assert self.shares is not None
+        quotas = row_quotas(self.shares, self.images_per_batch * self.captions_per_image)
+        active = [l for l in range(len(self.shares)) if self.shares[l] > 0 and len(self.pools[l])]
+        perms = {l: rng.permutation(self.pools[l]) for l in active}
+        cursors = dict.fromkeys(active, 0)
+
+        def next_image(l: int, taken: set[int]) -> int | None:
+            # two passes over the pool cover one whole permutation whatever the cursor
+            for _ in range(2 * len(perms[l])):
+                if cursors[l] == len(perms[l]):
+                    perms[l], cursors[l] = rng.permutation(self.pools[l]), 0
+                img = int(perms[l][cursors[l]])
+                cursors[l] += 1
+                if img not in taken:
+                    return img
+            return None
+
+        total = int(quotas.sum())
+        for _ in range(len(self)):
+            counts = np.zeros(len(self.shares), dtype=np.int64)
+            taken: set[int] = set()
+            open_langs = [l for l in active if quotas[l] > 0]
+            batch: list[int] = []
+            while len(batch) < total and open_langs:
+                lang = max(open_langs, key=lambda l: (quotas[l] - counts[l], -l))
+                if counts[lang] >= quotas[lang]:
+                    break  # every language that can still draw has its quota
+                img = next_image(lang, taken)
+                if img is None:
+                    open_langs.remove(lang)
+                    continue
+                taken.add(img)
+                left = {l: list(rng.permutation(r)) for l, r in self.rows_by_lang[img].items()}
+                pick = lang
+                for _ in range(self.captions_per_image):
+                    batch.append(int(left[pick].pop()))
+                    counts[pick] += 1
+                    # the image's next caption: its language furthest below quota, if any is
+                    wanting = [l for l in left if left[l] and counts[l] < quotas[l]]
+                    if not wanting:
+                        break
+                    pick = max(wanting, key=lambda l: (quotas[l] - counts[l], -l))
+            yield np.asarray(batch, dtype=np.int64)
 
 
 def collate(encoded: EncodedCaptions, rows: np.ndarray, features: Tensor,

@@ -15,7 +15,7 @@ from torch import Tensor
 from polyvse.evaluate.embed import mean_validation_recall
 from polyvse.text.vocab import Vocabulary
 from polyvse.train import families
-from polyvse.train.data import ImageGroupedBatches, collate, encode_captions
+from polyvse.train.data import DEFAULT_LANGUAGE_BALANCE, ImageGroupedBatches, collate, encode_captions
 from polyvse.train.families import FamilyInputs
 from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
 
@@ -107,6 +107,9 @@ def train_variant(captions: pd.DataFrame, features: np.ndarray, image_ids: list[
         raise ValueError(f"no training captions for languages {langs}")
     vocab = families.build_vocabulary(settings, inputs, train_caps)
     train_enc = encode_captions(train_caps, vocab, image_index, text["max_len"])
+    # before the model: a bad language_balance fails fast
+    batches = ImageGroupedBatches.for_captions(train_enc, tr["images_per_batch"], tr["captions_per_image"],
+                                               tr.get("language_balance", DEFAULT_LANGUAGE_BALANCE))
     val_by_lang = {}
     for lang in langs:
         val = training_captions(captions, "val", [lang], "human")
@@ -118,7 +121,6 @@ def train_variant(captions: pd.DataFrame, features: np.ndarray, image_ids: list[
     feats = torch.from_numpy(np.asarray(features, dtype=np.float32))
     model = families.build_model(settings, vocab, feats.shape[1], inputs)
     model.to(device)
-    batches = ImageGroupedBatches(train_enc.image_row, tr["images_per_batch"], tr["captions_per_image"])
     n_batches = min(len(batches), tr.get("batches_per_epoch") or len(batches))
     run_id = fingerprint(settings, len(vocab), feats.shape, len(train_caps))
     log.info("training %s on %s: %d sentences, %d images, vocabulary %d, %d batches an epoch, device %s, "
@@ -143,7 +145,8 @@ def train_variant(captions: pd.DataFrame, features: np.ndarray, image_ids: list[
         if phase.select_by == "loss":
             all_val = pd.concat([enc.frame for enc in val_by_lang.values()], ignore_index=True)
             val_enc = encode_captions(all_val, vocab, image_index, text["max_len"])
-            val_sampler = ImageGroupedBatches(val_enc.image_row, tr["images_per_batch"], tr["captions_per_image"])
+            val_sampler = ImageGroupedBatches.for_captions(val_enc, tr["images_per_batch"], tr["captions_per_image"],
+                                                           tr.get("language_balance", DEFAULT_LANGUAGE_BALANCE))
             fixed = [collate(val_enc, rows, feats, device)
                      for rows in val_sampler.epoch(np.random.default_rng([settings["seed"], 0]))]
             validate, score_name = (lambda m, o=phase.objective, f=fixed: phase_loss(o, m, f)), "val_score"

@@ -1,0 +1,197 @@
+"""The image-grouped batch sampler and its language balancing (polyvse.train.data)."""
+
+import numpy as np
+import pytest
+import torch
+
+from polyvse.data.synthetic import build_dataset
+from polyvse.text.vocab import counts_frame, training_counts
+from polyvse.train import run
+from polyvse.train.data import (EncodedCaptions, ImageGroupedBatches, language_shares, row_quotas)
+
+
+def encoded(profile, langs, n_train, seed=1):
+    """The training captions of a synthetic profile as EncodedCaptions (dummy tokens: the
+    sampler reads image_row and lang only)."""
+    caps = build_dataset(profile, n_train, 0, 0, seed=seed).captions
+    caps = caps[caps["split"] == "train"].reset_index(drop=True)
+    index = {img: i for i, img in enumerate(sorted(set(caps["image_id"])))}
+    n = len(caps)
+    return EncodedCaptions(torch.zeros(n, 1, dtype=torch.long), torch.ones(n, dtype=torch.long),
+                           torch.tensor([index[i] for i in caps["image_id"]]),
+                           torch.tensor([langs.index(l) for l in caps["lang"]]), list(langs), caps)
+
+
+@pytest.fixture(scope="module")
+def coco():
+    return encoded("coco", ["en", "ja", "zh"], 600)
+
+
+@pytest.fixture(scope="module")
+def m30k():
+    return encoded("m30k", ["en", "de", "fr", "cs"], 200)
+
+
+def language_counts(enc, rows):
+    return np.bincount(enc.lang[rows].numpy(), minlength=len(enc.langs))
+
+
+def old_epoch(sampler, rng):
+    """The sampler as it was before language balancing (images drawn uniformly)."""
+    n_img = len(sampler.images)
+    perm, cursor = rng.permutation(n_img), 0
+    for _ in range(len(sampler)):
+        if cursor + sampler.images_per_batch > n_img:
+            perm, cursor = rng.permutation(n_img), 0
+        chosen = perm[cursor: cursor + sampler.images_per_batch]
+        cursor += sampler.images_per_batch
+        yield np.concatenate([rng.choice(sampler.caption_rows[i], size=min(sampler.captions_per_image,
+                                                                             len(sampler.caption_rows[i])),
+                                         replace=False) for i in chosen])
+
+
+def test_row_quotas_by_hand():
+    assert row_quotas(np.full(3, 1 / 3), 32).tolist() == [11, 11, 10]
+    assert row_quotas(np.array([0.5, 0.25, 0.25]), 10).tolist() == [5, 3, 2]  # tie of remainders: lower index
+    assert row_quotas(np.array([0.25] * 4), 32).tolist() == [8, 8, 8, 8]
+
+
+def test_language_shares_forms_and_errors():
+    assert language_shares("natural", ["en", "ja"]) is None
+    assert language_shares("balanced", ["en", "ja", "zh"]).tolist() == pytest.approx([1 / 3] * 3)
+    # weights are normalised over the variant's languages; others in the mapping are ignored
+    assert language_shares({"en": 2, "ja": 1, "zh": 1, "de": 5}, ["en", "ja", "zh"]).tolist() == [0.5, 0.25, 0.25]
+    with pytest.raises(ValueError, match=r"training.language_balance: 'even' is neither balanced nor natural"):
+        language_shares("even", ["en"])
+    with pytest.raises(ValueError, match=r"training.language_balance: no share for training language\(s\) zh "
+                                         r"\(the mapping names en, ja\)"):
+        language_shares({"en": 1, "ja": 1}, ["en", "ja", "zh"])
+    with pytest.raises(ValueError, match=r"training.language_balance.ja: a share must be a positive number, got 0"):
+        language_shares({"en": 1, "ja": 0}, ["en", "ja"])
+    with pytest.raises(ValueError, match=r"training.language_balance: expected balanced, natural or a mapping"):
+        language_shares(["en"], ["en"])
+
+
+def test_sampler_rejects_shares_it_cannot_use():
+    rows = torch.tensor([0, 0, 1, 1])
+    with pytest.raises(ValueError, match="language balancing needs the language of every caption row"):
+        ImageGroupedBatches(rows, 2, 2, lang=None, shares=np.array([1.0]))
+    with pytest.raises(ValueError, match=r"language shares must be non-negative and sum to 1, got \[0.5, 0.6\]"):
+        ImageGroupedBatches(rows, 2, 2, lang=torch.tensor([0, 1, 0, 1]), shares=np.array([0.5, 0.6]))
+    with pytest.raises(ValueError, match=r"caption language index 2 has no share \(2 shares given\)"):
+        ImageGroupedBatches(rows, 2, 2, lang=torch.tensor([0, 2, 0, 1]), shares=np.array([0.5, 0.5]))
+
+
+@pytest.mark.parametrize("balance, shares", [("balanced", [1 / 3, 1 / 3, 1 / 3]),
+                                             ({"en": 2, "ja": 1, "zh": 1}, [0.5, 0.25, 0.25])])
+@pytest.mark.parametrize("per_image", [1, 2, 3])
+def test_every_coco_batch_holds_the_languages_in_the_asked_shares(coco, balance, shares, per_image):
+    sampler = ImageGroupedBatches.for_captions(coco, 16, per_image, balance)
+    total = 16 * per_image
+    n = 0
+    for rows in sampler.epoch(np.random.default_rng(0)):
+        n += 1
+        counts = language_counts(coco, rows)
+        # within the rounding of one batch: each language's rows are its share of the batch, rounded
+        assert np.all(np.abs(counts - np.asarray(shares) * total) < 1), counts
+        assert counts.sum() == total and len(np.unique(rows)) == len(rows)
+        images, per = np.unique(coco.image_row[rows].numpy(), return_counts=True)
+        assert len(images) >= 16 and per.max() <= per_image
+    assert n == len(sampler) == -(-len(coco) // total)
+
+
+def test_natural_coco_batches_miss_the_balance(coco):
+    # what balancing is for: drawn uniformly, ja and zh are rare, zh often absent from a batch
+    counts = np.array([language_counts(coco, rows) for rows in
+                       ImageGroupedBatches.for_captions(coco, 16, 2, "natural").epoch(np.random.default_rng(0))])
+    assert counts[:, 0].mean() > 24 and (counts[:, 2] == 0).mean() > 0.2
+
+
+def test_natural_reproduces_the_uniform_sampler(coco):
+    for sampler in (ImageGroupedBatches.for_captions(coco, 16, 2, "natural"),
+                    ImageGroupedBatches(coco.image_row, 16, 2)):
+        got = list(sampler.epoch(np.random.default_rng(3)))
+        want = list(old_epoch(sampler, np.random.default_rng(3)))
+        assert len(got) == len(want) and all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+def test_balanced_batches_are_seeded(coco):
+    sampler = ImageGroupedBatches.for_captions(coco, 16, 2)
+    a = list(sampler.epoch(np.random.default_rng(5)))
+    b = list(sampler.epoch(np.random.default_rng(5)))
+    c = list(sampler.epoch(np.random.default_rng(6)))
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not all(np.array_equal(x, y) for x, y in zip(a, c))
+
+
+def test_balancing_keeps_multi30k_batches_whole(m30k):
+    # every image has every language: balanced batches keep images_per_batch images x captions_per_image
+    # sentences (the same-image pairs the neighbourhood constraints need), now in equal language shares,
+    # and an epoch still reaches every image
+    sampler = ImageGroupedBatches.for_captions(m30k, 16, 2)
+    drawn = np.zeros(len(sampler.images), dtype=int)
+    for rows in sampler.epoch(np.random.default_rng(0)):
+        images, per = np.unique(m30k.image_row[rows].numpy(), return_counts=True)
+        assert len(images) == 16 and np.all(per == 2)
+        assert language_counts(m30k, rows).tolist() == [8, 8, 8, 8]
+        drawn[images] += 1
+    assert drawn.min() >= 1
+
+
+def test_monolingual_balanced_batches_match_the_natural_layout():
+    en = encoded("m30k", ["en", "de", "fr", "cs"], 60)
+    keep = np.flatnonzero(en.lang.numpy() == 0)
+    mono = en.subset(keep)
+    sampler = ImageGroupedBatches.for_captions(mono, 8, 2)
+    for rows in sampler.epoch(np.random.default_rng(0)):
+        _, per = np.unique(mono.image_row[rows].numpy(), return_counts=True)
+        assert len(per) == 8 and np.all(per == 2)
+
+
+# -- wiring: train_variant builds its sampler from training.language_balance ---------------------
+
+LANGS = ["en", "de", "zh"]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    ds = build_dataset("all", 12, 6, 6, seed=0, captions_per_image=2, langs=LANGS)
+    ids = sorted(set(ds.captions["image_id"]))
+    features = np.random.default_rng(0).normal(size=(len(ids), 10)).astype(np.float32)
+    counts = {l: dict(zip(*counts_frame(training_counts(ds.captions, l)).T.values)) for l in LANGS}
+    return ds.captions, features, ids, counts
+
+
+def embn_settings(**training):
+    return {"model": "embn", "train_langs": list(LANGS), "eval_langs": list(LANGS), "captions": "human",
+            "text": dict(segmenter="chars", min_count=1, max_len=20), "vocabulary": {}, "seed": 0,
+            "model_options": dict(word_dim=6, gru_hidden=5, image_hidden=7, joint_dim=4, dropout=0.0,
+                                  word_vectors="random", pca_dim=3),
+            "training": dict(epochs=1, lr=1e-3, weight_decay=0.0, images_per_batch=6, captions_per_image=2,
+                             margin=0.05, top_k=10, sentence_weight=1.5, neighbourhood_weight=0.05, grad_clip=2.0,
+                             device="cpu", batches_per_epoch=1, **training)}
+
+
+class Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("training, expected", [({}, "balanced"), ({"language_balance": "natural"}, "natural"),
+                                                ({"language_balance": {"en": 1, "de": 1, "zh": 2}},
+                                                 {"en": 1, "de": 1, "zh": 2})])
+def test_train_variant_samples_with_the_configured_balance(tiny, tmp_path, monkeypatch, training, expected):
+    seen = []
+
+    def spy(captions, images_per_batch, captions_per_image=2, balance=None, key=""):
+        seen.append((images_per_batch, captions_per_image, balance))
+        raise Stop
+
+    monkeypatch.setattr(run.ImageGroupedBatches, "for_captions", spy)
+    with pytest.raises(Stop):
+        run.train_variant(*tiny, embn_settings(**training), tmp_path, progress=False)
+    assert seen == [(6, 2, expected)]
+
+
+def test_train_variant_rejects_a_balance_without_a_training_language(tiny, tmp_path):
+    with pytest.raises(ValueError, match=r"training.language_balance: no share for training language\(s\) zh"):
+        run.train_variant(*tiny, embn_settings(language_balance={"en": 1, "de": 1}), tmp_path, progress=False)
