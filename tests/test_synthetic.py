@@ -289,3 +289,28 @@ def test_rendered_objects_have_their_colour_and_position():
     # same scene, other jitter: close but not pixel-identical
     other = np.asarray(render_scene(scene, 100, np.random.default_rng(1))).astype(int)
     assert not np.array_equal(px, other)
+
+
+# --- the closed lexicon is frozen -------------------------------------------------------------
+
+def test_closed_lexicon_output_is_byte_identical_to_the_closed_only_generator():
+    """Fingerprints computed with the generator before the long-tail lexicon existed (issue 13)."""
+    import hashlib
+
+    from polyvse.data.synthetic import glossary
+
+    h = hashlib.sha256()
+    for profile, sizes in (("all", (20, 3, 3)), ("m30k", (20, 3, 3)), ("coco", (30, 3, 3))):
+        ds = build_dataset(profile, *sizes, seed=11)
+        h.update(ds.captions.to_csv(index=False).encode())
+        h.update(ds.images.to_csv(index=False).encode())
+    assert h.hexdigest() == "b1b3b5616cfd0edf98b943153a47561194868fe3265224a7968156cfae25292f"
+    g = hashlib.sha256()
+    for lang in ALL[1:]:
+        g.update(repr(glossary(lang)).encode())
+    assert g.hexdigest() == "4efb801ae6abe08bc7ce884808f9793575954ac1ad4b68ca117b29506e7b8492"
+    ds = build_dataset("all", 6, 0, 0, seed=11, langs=["en"])
+    im = hashlib.sha256()
+    for i, scene in enumerate(ds.scenes):
+        im.update(np.asarray(render_scene(scene, 48, image_rng(11, i, 2))).tobytes())
+    assert im.hexdigest() == "71c59185bb30a1e1368790e712687e40b3149ff52f77d4022c01fd5c782c9477"

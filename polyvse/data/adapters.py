@@ -39,7 +39,7 @@ def make_dataset(name: str, settings: Mapping, out_dir: Path) -> tuple[pd.DataFr
         s = settings["synthetic"]
         ds = build_dataset(s["profile"], s["n_train"], s["n_val"], s["n_test"], seed=s["seed"],
                            captions_per_image=s["captions_per_image"],
-                           langs=langs if s["profile"] == "all" else None)
+                           langs=langs if s["profile"] == "all" else None, lexicon=s.get("lexicon", "closed"))
         write_dataset(ds, Path(out_dir), image_size=s["image_size"])
         captions, images = ds.captions, ds.images
     elif adapter == "multi30k":

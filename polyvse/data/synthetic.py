@@ -18,6 +18,11 @@ Determinism: everything about image ``i`` comes from rngs seeded by
 ``(seed, i, stream[, language])``, so the same seed gives byte-identical tables and
 images whatever the order of generation, and adding a language or a profile
 does not change the captions of another language.
+
+Lexicon: ``closed`` (default) is the small hand-written grammar; ``long_tail``
+(:mod:`polyvse.data.synthetic_lexicon`, issue 13) adds shades, synonyms,
+evaluations and Zipf-weighted generated names for a Multi30K-like long tail. The
+text-only corpus of the same grammar is :func:`polyvse.data.synthetic_corpus.text_corpus`.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import pandas as pd
 from polyvse import LANGUAGES
 from polyvse.data.synthetic_lang import (CaptionPlan, Mention, REALISERS, TEMPLATES, caption, caption_plan,
                                          glossary, realise)
+from polyvse.data.synthetic_lexicon import LEXICONS
 from polyvse.data.synthetic_scene import ObjectGroup, Scene, render_scene, sample_scene
 from polyvse.errors import InputError
 from polyvse.io import atomic_path, write_text
@@ -39,6 +45,7 @@ from polyvse.io import atomic_path, write_text
 __all__ = [
     "PROFILES", "PROFILE_LANGS", "SyntheticDataset", "build_dataset", "write_dataset", "write_dictionaries",
     "render_scene", "sample_scene", "make_scene", "caption", "caption_plan", "realise", "glossary",
+    "reference_captions",
     "Scene", "ObjectGroup", "CaptionPlan", "Mention", "TEMPLATES", "image_rng",
 ]
 
@@ -57,9 +64,9 @@ def image_rng(seed: int, index: int, stream: int, sub: int = 0) -> np.random.Gen
     return np.random.default_rng(np.random.SeedSequence([seed, index, stream, sub]))
 
 
-def make_scene(seed: int, index: int) -> Scene:
-    """The scene of image ``index`` under ``seed``."""
-    return sample_scene(image_rng(seed, index, _SCENE))
+def make_scene(seed: int, index: int, lexicon: str = "closed") -> Scene:
+    """The scene of image ``index`` under ``seed`` (``long_tail``: with shades)."""
+    return sample_scene(image_rng(seed, index, _SCENE), lexicon)
 
 
 def image_id(index: int) -> str:
@@ -92,13 +99,14 @@ def _split(index: int, n_train: int, n_val: int) -> str:
     return "train" if index < n_train else ("val" if index < n_train + n_val else "test")
 
 
-def _distinct_captions(scene: Scene, lang: str, k: int, rng: np.random.Generator) -> list[tuple[CaptionPlan, str]]:
+def _distinct_captions(scene: Scene, lang: str, k: int, rng: np.random.Generator,
+                       lexicon: str = "closed") -> list[tuple[CaptionPlan, str]]:
     """``k`` captions of ``scene`` in ``lang`` whose texts differ (where the scene allows it)."""
     out: list[tuple[CaptionPlan, str]] = []
     texts: set[str] = set()
     for _ in range(k):
         for _ in range(MAX_TRIES):
-            plan = caption_plan(scene, rng)
+            plan = caption_plan(scene, rng, lexicon)
             text = realise(plan, lang)
             if text not in texts:
                 break
@@ -135,15 +143,20 @@ def _check_int(name: str, value: object, minimum: int) -> int:
 
 
 def build_dataset(profile: str, n_train: int, n_val: int, n_test: int, seed: int,
-                  captions_per_image: int = 5, langs: Sequence[str] | None = None) -> SyntheticDataset:
+                  captions_per_image: int = 5, langs: Sequence[str] | None = None,
+                  lexicon: str = "closed") -> SyntheticDataset:
     """Generate scenes and captions: images 0..n_train-1 are train, then val, then test.
 
     ``captions_per_image`` is the number of captions of a fully captioned language
     (en, de in m30k; en, ja in coco; every language in all); fr, cs (m30k) and zh
     (coco) have one. ``langs`` restricts the profile's languages (m30k, coco) or
-    names them (all; default: every language). Images are not rendered here
-    (:func:`write_dataset`).
+    names them (all; default: every language). ``lexicon``: ``closed`` (the
+    small grammars) or ``long_tail`` (:mod:`polyvse.data.synthetic_lexicon`:
+    shades, synonyms, evaluations, names; SMALR §1). Images are not rendered
+    here (:func:`write_dataset`), so captions alone are cheap.
     """
+    if lexicon not in LEXICONS:
+        raise InputError("lexicon", f"unknown lexicon {lexicon!r}; expected one of {', '.join(LEXICONS)}")
     n_train, n_val, n_test = (_check_int(k, v, 0) for k, v in
                               (("n_train", n_train), ("n_val", n_val), ("n_test", n_test)))
     seed = _check_int("seed", seed, 0)
@@ -157,7 +170,7 @@ def build_dataset(profile: str, n_train: int, n_val: int, n_test: int, seed: int
     plans: dict[tuple[str, str, int], CaptionPlan] = {}
 
     for index in range(n_train + n_val + n_test):
-        scene = make_scene(seed, index)
+        scene = make_scene(seed, index, lexicon)
         iid, split = image_id(index), _split(index, n_train, n_val)
         scenes.append(scene)
         image_rows["image_id"].append(iid)
@@ -170,7 +183,8 @@ def build_dataset(profile: str, n_train: int, n_val: int, n_test: int, seed: int
             for l in ("fr", "cs"):
                 counts.pop(l, None)
             if "fr" in languages or "cs" in languages:  # translations of English caption 1
-                en_plan = _distinct_captions(scene, "en", 1, image_rng(seed, index, _CAPTIONS, lang_index["en"]))[0][0]
+                en_plan = _distinct_captions(scene, "en", 1, image_rng(seed, index, _CAPTIONS, lang_index["en"]),
+                                             lexicon)[0][0]
                 derived = {l: en_plan for l in ("fr", "cs") if l in languages}
         elif profile == "coco":
             u_ja, u_zh = image_rng(seed, index, _AVAILABILITY).random(2)
@@ -187,7 +201,8 @@ def build_dataset(profile: str, n_train: int, n_val: int, n_test: int, seed: int
             if lang in derived:
                 made = [(derived[lang], realise(derived[lang], lang))]
             elif lang in counts:
-                made = _distinct_captions(scene, lang, counts[lang], image_rng(seed, index, _CAPTIONS, lang_index[lang]))
+                made = _distinct_captions(scene, lang, counts[lang], image_rng(seed, index, _CAPTIONS, lang_index[lang]),
+                                          lexicon)
             else:
                 continue
             for cap_idx, (plan, text) in enumerate(made):
@@ -207,6 +222,29 @@ def build_dataset(profile: str, n_train: int, n_val: int, n_test: int, seed: int
                             plans=plans)
 
 
+def reference_captions(ds: SyntheticDataset, langs: Sequence[str], split: str = "test") -> pd.DataFrame:
+    """The English ``split`` captions' plans realised in every language of ``langs``.
+
+    These are the "human" references of the same plan against which machine
+    translations of the English captions (and back-translations into English)
+    are scored (results/{dataset}/mt_quality.tsv). Columns image_id, split,
+    cap_idx (of the English caption), lang, text; the ``en`` rows are the English
+    captions themselves. Sorted by image_id, cap_idx, then ``langs`` order.
+    """
+    unknown = [l for l in langs if l not in REALISERS]
+    if unknown:
+        raise InputError("langs", f"no synthetic grammar for {', '.join(map(repr, unknown))}; "
+                                  f"known: {', '.join(REALISERS)}")
+    en = ds.captions[(ds.captions["split"] == split) & (ds.captions["lang"] == "en")]
+    if en.empty:
+        raise InputError("captions", f"synthetic dataset has no English {split} captions to realise references of")
+    rows = [(iid, split, int(idx), lang, realise(ds.plans[iid, "en", int(idx)], lang))
+            for iid, idx in en[["image_id", "cap_idx"]].itertuples(index=False)
+            for lang in dict.fromkeys(["en", *langs])]
+    out = pd.DataFrame(rows, columns=["image_id", "split", "cap_idx", "lang", "text"])
+    return out.astype({"image_id": "str", "split": "str", "cap_idx": np.int64, "lang": "str", "text": "str"})
+
+
 def write_dataset(ds: SyntheticDataset, out_dir: Path, image_size: int = 224) -> None:
     """Render every scene of ``ds`` to ``out_dir/<path>`` (PNG, RGB, ``image_size`` px square).
 
@@ -223,9 +261,10 @@ def write_dataset(ds: SyntheticDataset, out_dir: Path, image_size: int = 224) ->
             img.save(tmp, format="PNG")
 
 
-def write_dictionaries(out_dir: Path, langs: Sequence[str]) -> list[Path]:
+def write_dictionaries(out_dir: Path, langs: Sequence[str], lexicon: str = "closed") -> list[Path]:
     """Write MUSE-format ``en-xx.txt`` and ``xx-en.txt`` for every ``xx`` in ``langs`` but en.
 
+    ``lexicon`` must be the captions' (``long_tail`` adds the generated names: ~30K pairs).
     One ``source target`` pair a line, UTF-8, words as the tokenizer writes them
     (lower case; zh/ja whole words). A source word's lines are consecutive, its
     preferred translation first. Returns the paths written.
@@ -236,12 +275,14 @@ def write_dictionaries(out_dir: Path, langs: Sequence[str]) -> list[Path]:
     if unknown:
         raise InputError("langs", f"no synthetic grammar for {', '.join(map(repr, unknown))}; "
                                   f"known: {', '.join(REALISERS)}")
+    if lexicon not in LEXICONS:
+        raise InputError("lexicon", f"unknown lexicon {lexicon!r}; expected one of {', '.join(LEXICONS)}")
     out_dir = Path(out_dir)
     written: list[Path] = []
     for lang in dict.fromkeys(langs):
         if lang == "en":
             continue
-        pairs = glossary(lang)
+        pairs = glossary(lang, lexicon)
         for src, tgt, flip in (("en", lang, False), (lang, "en", True)):
             grouped: dict[str, list[str]] = {}
             for en, word in pairs:

@@ -22,17 +22,31 @@ wrongly (DESIGN.md, dependencies). Chinese and Japanese have no spaces.
 :func:`glossary` lists, per language, every surface form the realiser can produce
 with an English gloss: the MUSE-format dictionaries of the dictionary MT backend
 are written from it. The grammars are consistent and plausible, not perfect.
+
+Lexicon ``long_tail`` (:mod:`polyvse.data.synthetic_lexicon`, SMALR §1: real
+vocabularies are long-tailed): the plan additionally carries variant *ranks*
+(a noun's synonym, a shade word's synonym), the shade of each group whose colour
+is said, and :class:`~polyvse.data.synthetic_lexicon.Extras` (an evaluative
+sentence, a photographer, a place). Ranks are drawn in the plan, so one plan says
+the same concept's rank-``r`` word in every language; which word that is, and
+how it inflects, is the realiser's (a language with fewer words says its
+rarest). Every long-tail draw comes after the closed plan's draws, and a closed
+plan has none of the new fields set, so closed captions are byte-identical to
+those of the closed-only generator.
 """
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 import numpy as np
 
-from polyvse.data.synthetic_scene import BG_COLOURS, COLOURS, Scene
+from polyvse.data import synthetic_lexicon as lex
+from polyvse.data.synthetic_lexicon import EN_NOUN_VARIANTS, EN_SHADE, Extras, extras_glossary, realise_extras
+from polyvse.data.synthetic_scene import BG_COLOURS, CHROMATIC, COLOURS, Scene
 
 TEMPLATES: tuple[str, ...] = ("exist", "show", "list", "where")
 """exist: "there is X"; show: "the picture shows X"; list: a bare noun phrase;
@@ -51,7 +65,10 @@ class Mention:
     """One object group as a caption says it; None means "not said".
 
     ``count`` is always the true count (it decides singular/plural);
-    ``say_count`` says whether the numeral is spoken.
+    ``say_count`` says whether the numeral is spoken. Long-tail plans only:
+    ``variant`` is the rank of the shape noun among its synonyms (0: the
+    usual word), ``shade`` the said shade of the colour and ``shade_variant``
+    the rank of its word.
     """
 
     shape: str
@@ -60,6 +77,9 @@ class Mention:
     size: str | None = None
     position: str | None = None
     say_count: bool = False
+    variant: int = 0
+    shade: str | None = None
+    shade_variant: int = 0
 
     @property
     def plural(self) -> bool:
@@ -74,10 +94,18 @@ class CaptionPlan:
     mentions: tuple[Mention, ...]
     texture: str | None = None
     bg_colour: str | None = None
+    extras: Extras | None = None  # long-tail plans only
 
 
-def caption_plan(scene: Scene, rng: np.random.Generator) -> CaptionPlan:
-    """Choose which facts of ``scene`` one caption says, in which order, with which template."""
+def caption_plan(scene: Scene, rng: np.random.Generator, lexicon: str = "closed") -> CaptionPlan:
+    """Choose which facts of ``scene`` one caption says, in which order, with which template.
+
+    ``long_tail``: after the closed plan's draws, a variant rank per mention, the
+    shade of each shaded group whose colour is said (with probability
+    ``SAY_SHADE_P``) and the extras.
+    """
+    if lexicon not in lex.LEXICONS:
+        raise ValueError(f"unknown lexicon {lexicon!r}; expected one of {lex.LEXICONS}")
     n = len(scene.groups)
     if n > 1 and rng.random() >= ALL_GROUPS_P:
         chosen = [int(i) for i in rng.choice(n, size=int(rng.integers(1, n)), replace=False)]
@@ -97,12 +125,33 @@ def caption_plan(scene: Scene, rng: np.random.Generator) -> CaptionPlan:
     texture = scene.texture if rng.random() < TEXTURE_P else None
     bg_colour = scene.bg_colour if rng.random() < BG_COLOUR_P else None
     templates = [t for t in TEMPLATES if t != "where" or "position" in attrs]
-    return CaptionPlan(template=templates[int(rng.integers(len(templates)))], mentions=mentions,
+    plan = CaptionPlan(template=templates[int(rng.integers(len(templates)))], mentions=mentions,
                        texture=texture, bg_colour=bg_colour)
+    if lexicon == "closed":
+        return plan
+    return _long_tail_plan(plan, [scene.groups[i] for i in order], rng)
+
+
+def _long_tail_plan(plan: CaptionPlan, groups: Sequence, rng: np.random.Generator) -> CaptionPlan:
+    """``plan`` with variant ranks, shades and extras (a fixed number of draws per group)."""
+    extended: dict[Mention, Mention] = {}
+    for g in groups:
+        variant = lex.zipf_rank(rng, lex.MAX_VARIANTS, lex.VARIANT_ZIPF)
+        shade_variant = lex.zipf_rank(rng, 2, lex.VARIANT_ZIPF)
+        say_shade = rng.random() < lex.SAY_SHADE_P
+        base = next(m for m in plan.mentions if m.shape == g.shape and m.count == g.count
+                    and m.colour in (None, g.colour) and m.size in (None, g.size)
+                    and m.position in (None, g.position))
+        if base in extended:  # a group said as the same mention as an earlier one
+            continue
+        shade = g.shade if (base.colour and say_shade) else None
+        extended[base] = replace(base, variant=variant, shade=shade, shade_variant=shade_variant if shade else 0)
+    return replace(plan, mentions=tuple(extended[m] for m in plan.mentions), extras=lex.sample_extras(rng))
 
 
 def realise(plan: CaptionPlan, lang: str) -> str:
-    """Say ``plan`` in ``lang`` (NFC-normalised text)."""
+    """Say ``plan`` in ``lang`` (NFC-normalised text); a long-tail plan's extras are
+    further sentences after the scene's."""
     try:
         realiser = REALISERS[lang]
     except KeyError:
@@ -111,16 +160,24 @@ def realise(plan: CaptionPlan, lang: str) -> str:
         raise ValueError(f"unknown caption template {plan.template!r}; expected one of {TEMPLATES}")
     if plan.template == "where" and any(m.position is None for m in plan.mentions):
         raise ValueError("template 'where' needs the position of every mention")
-    return unicodedata.normalize("NFC", realiser.realise(plan))
+    text = realiser.realise(plan)
+    if plan.extras is not None:
+        more = realise_extras(plan.extras, lang)
+        text = text + ("" if lang in ("zh", "ja") or not more else " ") + more
+    return unicodedata.normalize("NFC", text)
 
 
-def caption(scene: Scene, lang: str, rng: np.random.Generator) -> str:
+def caption(scene: Scene, lang: str, rng: np.random.Generator, lexicon: str = "closed") -> str:
     """One caption of ``scene`` in ``lang``: :func:`caption_plan` then :func:`realise`."""
-    return realise(caption_plan(scene, rng), lang)
+    return realise(caption_plan(scene, rng, lexicon), lang)
 
 
-def glossary(lang: str) -> list[tuple[str, str]]:
+def glossary(lang: str, lexicon: str = "closed") -> list[tuple[str, str]]:
     """``(english, word)`` pairs covering every word ``lang``'s realiser can write.
+
+    ``long_tail`` adds the shade words and noun synonyms and every word of the
+    extras, generated names included (glossed by their English transliteration);
+    the closed pairs come first and are unchanged.
 
     Words are normalised as the tokenizer normalises them (NFKC, lower case);
     zh/ja words are whole words, not characters. Every English word of the
@@ -133,9 +190,14 @@ def glossary(lang: str) -> list[tuple[str, str]]:
         realiser = REALISERS[lang]
     except KeyError:
         raise ValueError(f"no caption grammar for language {lang!r}; known: {', '.join(REALISERS)}") from None
+    if lexicon not in lex.LEXICONS:
+        raise ValueError(f"unknown lexicon {lexicon!r}; expected one of {lex.LEXICONS}")
     seen: set[tuple[str, str]] = set()
     out: list[tuple[str, str]] = []
-    for en, word in realiser.glossary():
+    pairs = realiser.glossary()
+    if lexicon == "long_tail":
+        pairs = itertools.chain(pairs, realiser.long_tail_glossary(), extras_glossary(lang))
+    for en, word in pairs:
         pair = (_norm(en), _norm(word))
         for w in pair:
             if not w or any(ch.isspace() for ch in w) or any(unicodedata.category(ch)[0] in "PS" for ch in w):
@@ -196,14 +258,59 @@ def _noun_pairs(nouns: dict[str, Sequence[str]], sg: int, pl: Sequence[int]) -> 
     return pairs
 
 
+def _words(entry: object) -> list[str]:
+    """The words of a lexicon entry (a form, or a tuple of forms and gender codes)."""
+    forms = [entry] if isinstance(entry, str) else [f for f in entry if isinstance(f, str)]
+    return [w for f in forms if f not in ("m", "f", "n") for w in f.split()]
+
+
 class _Realiser:
     lang = ""
+    NOUN: dict[str, object] = {}
+    # long tail: shape -> the entries (in NOUN's format) of its synonyms after the usual word
+    NOUN_VARIANTS: dict[str, tuple] = {}
+    # long tail: shade -> its words (rank order), in the form the realiser combines with a colour
+    SHADE: dict[str, tuple[str, ...]] = {}
 
     def realise(self, plan: CaptionPlan) -> str:
         raise NotImplementedError
 
     def glossary(self) -> Iterable[tuple[str, str]]:
         raise NotImplementedError
+
+    def noun_entry(self, m: Mention) -> object:
+        """NOUN's entry of the mention's shape, or of its rank-``variant`` synonym."""
+        alts = self.NOUN_VARIANTS.get(m.shape, ())
+        if m.variant == 0 or not alts:
+            return self.NOUN[m.shape]
+        return alts[min(m.variant, len(alts)) - 1]
+
+    def shade_word(self, m: Mention) -> str | None:
+        if m.shade is None:
+            return None
+        words = self.SHADE[m.shade]
+        return words[min(m.shade_variant, len(words) - 1)]
+
+    def shade_forms(self, shade: str) -> Iterable[tuple[str, str]]:
+        """``(english, word)`` pairs of the shade's words in every form the realiser writes."""
+        for word in self.SHADE[shade]:
+            yield from ((en, w) for en in EN_SHADE[shade] for w in _words(word))
+
+    def long_tail_glossary(self) -> Iterable[tuple[str, str]]:
+        """Pairs of the long-tail words the scene part of a caption can say: noun synonyms, shades.
+
+        Every English synonym (each of its words) is paired with the language's
+        word of the same rank, so that every English caption word has a gloss.
+        """
+        for shape, en_alts in EN_NOUN_VARIANTS.items():
+            alts = self.NOUN_VARIANTS.get(shape, ())
+            for rank, en_forms in enumerate(en_alts, start=1):
+                entry = alts[min(rank, len(alts)) - 1] if alts else self.NOUN[shape]
+                words = _words(entry)
+                for en in dict.fromkeys(w for f in en_forms for w in f.split()):
+                    yield from ((en, w) for w in words)
+        for shade in self.SHADE:
+            yield from self.shade_forms(shade)
 
 
 class _Inflecting(_Realiser):
@@ -266,9 +373,15 @@ class English(_Inflecting):
            "bottom": ("at the bottom",), "centre": ("in the middle",)}
     FRAMES = {"exist": "there {be} {items}", "show": "the picture shows {items}", "list": "{items}"}
     WHERE = "{pos} there {be} {np}"
+    NOUN = EN_NOUN
+    NOUN_VARIANTS = EN_NOUN_VARIANTS
+    SHADE = EN_SHADE
 
     def np(self, m: Mention, case: str) -> str:
-        words = [EN_ADJ[a] for a in (m.size, m.colour) if a] + [EN_NOUN[m.shape][m.plural]]
+        adjs = [EN_ADJ[m.size]] if m.size else []
+        if m.colour:
+            adjs += [w for w in (self.shade_word(m), EN_ADJ[m.colour]) if w]
+        words = adjs + self.noun_entry(m)[m.plural].split()
         if m.say_count:
             det = EN_NUM[m.count]
         elif m.plural:
@@ -315,14 +428,27 @@ class German(_Inflecting):
     WHERE = "{pos} {be} {np}"
     AND = " und "
 
+    NOUN_VARIANTS = {"circle": (("Scheibe", "Scheiben", "f"),), "square": (("Viereck", "Vierecke", "n"),),
+                     "triangle": (("Keil", "Keile", "m"),), "star": (("Pentagramm", "Pentagramme", "n"),),
+                     "cross": (("Pluszeichen", "Pluszeichen", "n"),), "ring": (("Reif", "Reifen", "m"),)}
+    SHADE = {"light": ("hell", "blass"), "dark": ("dunkel", "tief")}  # compounds: hellrot, tiefblau
+    ENDINGS = ("e", "er", "es", "en")
+
     def np(self, m: Mention, case: str) -> str:
-        sg, pl, gender = self.NOUN[m.shape]
-        stems = [self.ADJ[a] for a in (m.size, m.colour) if a]
+        sg, pl, gender = self.noun_entry(m)
+        stems = ([self.ADJ[m.size]] if m.size else []) + ([(self.shade_word(m) or "") + self.ADJ[m.colour]]
+                                                          if m.colour else [])
         if m.plural:
             det, ending, noun = (self.NUM[m.count] if m.say_count else ""), self.STRONG_PLURAL, pl
         else:
             det, ending, noun = self.ARTICLE[case, gender], self.MIXED[case, gender], sg
         return " ".join(([det] if det else []) + [s + ending for s in stems] + [noun])
+
+    def shade_forms(self, shade: str) -> Iterable[tuple[str, str]]:
+        for word in self.SHADE[shade]:
+            for c in CHROMATIC:
+                for e in self.ENDINGS:
+                    yield from ((en, word + self.ADJ[c] + e) for en in (*EN_SHADE[shade], EN_ADJ[c]))
 
     def bg(self, texture: str | None, colour: str | None) -> str:
         adjs = _bg_order(texture and self.ADJ[texture], colour and self.ADJ[colour], texture)
@@ -339,7 +465,7 @@ class German(_Inflecting):
                     ("on", "auf"), ("at", "an"), ("background", "hintergrund")]
         yield from _noun_pairs(self.NOUN, 0, [1])
         for key, stem in self.ADJ.items():
-            yield from ((EN_ADJ[key], stem + e) for e in ("e", "er", "es", "en"))
+            yield from ((EN_ADJ[key], stem + e) for e in self.ENDINGS)
         for phrase, gloss in self.POS.values():
             yield from _aligned(gloss, phrase)
 
@@ -369,11 +495,17 @@ class French(_Inflecting):
     WHERE = "{pos} se {be} {np}"
     AND = " et "
 
+    NOUN_VARIANTS = {"circle": (("disque", "disques", "m"),), "square": (("carreau", "carreaux", "m"),),
+                     "star": (("pentagramme", "pentagrammes", "m"),), "ring": (("cerceau", "cerceaux", "m"),)}
+    SHADE = {"light": ("clair", "pâle"), "dark": ("foncé", "sombre")}  # "rouge clair": both invariable
+
     def np(self, m: Mention, case: str) -> str:
-        sg, pl, gender = self.NOUN[m.shape]
+        sg, pl, gender = self.noun_entry(m)
         i = (gender == "f") + 2 * m.plural
         pre = [self.ADJ[m.size][i]] if m.size else []
         post = [self.ADJ[m.colour][i]] if m.colour else []
+        if m.colour and m.shade:
+            post = [self.ADJ[m.colour][0], self.shade_word(m)]
         if m.plural:  # "des étoiles", but "de petites étoiles"
             det = self.NUM[m.count] if m.say_count else ("de" if pre else "des")
         elif m.say_count:
@@ -431,6 +563,8 @@ class Czech(_Inflecting):
     WHERE = "{pos} {be} {np}"
     AND = " a "
 
+    SHADE = {"light": ("světle", "bledě"), "dark": ("tmavě",)}  # adverbs before the colour: světle modrý
+
     def np(self, m: Mention, case: str) -> str:
         gender, nom, acc, pl = self.NOUN[m.shape]
         stems = [self.ADJ[a] for a in (m.size, m.colour) if a]
@@ -440,7 +574,10 @@ class Czech(_Inflecting):
         else:
             det = self.ONE[gender, case] if m.say_count else ""
             ending, noun = self.ENDING[gender, case], (acc if case == "acc" else nom)
-        return " ".join(([det] if det else []) + [s + ending for s in stems] + [noun])
+        adjs = [s + ending for s in stems]
+        if m.colour and m.shade:
+            adjs.insert(len(adjs) - 1, self.shade_word(m))
+        return " ".join(([det] if det else []) + adjs + [noun])
 
     def bg(self, texture: str | None, colour: str | None) -> str:
         adjs = _bg_order(texture and self.ADJ[texture], colour and self.ADJ[colour], texture)
@@ -497,6 +634,8 @@ class Russian(_Inflecting):
         stem, kind = self.ADJ[key]
         return stem + self.ENDINGS[kind][form]
 
+    SHADE = {"light": ("светло", "бледно"), "dark": ("тёмно",)}  # compounds: светло-красный
+
     def np(self, m: Mention, case: str) -> str:
         gender, nom, gen, pl = self.NOUN[m.shape]
         if not m.plural:
@@ -507,6 +646,8 @@ class Russian(_Inflecting):
         else:
             det, form, noun = "", "pl", pl
         adjs = [self.adj(a, form) for a in (m.size, m.colour) if a]
+        if m.colour and m.shade:
+            adjs[-1] = self.shade_word(m) + "-" + adjs[-1]
         return " ".join(([det] if det else []) + adjs + [noun])
 
     def bg(self, texture: str | None, colour: str | None) -> str:
@@ -567,16 +708,22 @@ class Arabic(_Inflecting):
         glue = "، " if clauses else " "
         return glue.join([parts[0]] + [self.AND_PREFIX + p for p in parts[1:]])
 
+    SHADE = {"light": ("فاتح",), "dark": ("داكن", "غامق")}  # after the colour, uninflected ("plausible")
+
     def np(self, m: Mention, case: str) -> str:
         gender, sg, dual, pl = self.NOUN[m.shape]
         g = gender == "f"
         keys = [a for a in (m.colour, m.size) if a]
+        shade = [self.shade_word(m)] if (m.colour and m.shade) else []
         if not m.plural:
-            words = [sg] + [self.ADJ[a][g] for a in keys] + ([self.ONE[gender]] if m.say_count else [])
+            adjs = [self.ADJ[a][g] for a in keys]
+            words = [sg] + adjs[:1] + shade + adjs[1:] + ([self.ONE[gender]] if m.say_count else [])
         elif m.say_count and m.count == 2:
-            words = [dual] + [self.ADJ[a][2 + g] for a in keys]
+            adjs = [self.ADJ[a][2 + g] for a in keys]
+            words = [dual] + adjs[:1] + shade + adjs[1:]
         else:  # non-human plural: feminine singular adjectives
-            words = ([self.THREE[gender]] if m.say_count else []) + [pl] + [self.ADJ[a][1] for a in keys]
+            adjs = [self.ADJ[a][1] for a in keys]
+            words = ([self.THREE[gender]] if m.say_count else []) + [pl] + adjs[:1] + shade + adjs[1:]
         return " ".join(words)
 
     def bg(self, texture: str | None, colour: str | None) -> str:
@@ -626,10 +773,20 @@ class Afrikaans(_Inflecting):
     WHERE = "{pos} is {np}"
     AND = " en "
 
+    NOUN_VARIANTS = {"circle": (("skyf", "skywe"),), "square": (("teël", "teëls"),), "ring": (("hoepel", "hoepels"),)}
+    SHADE = {"light": ("lig", "bleek"), "dark": ("donker",)}  # compounds: ligblou, donkerrooi
+
     def np(self, m: Mention, case: str) -> str:
         det = self.NUM[m.count] if m.say_count else ("" if m.plural else "'n")
-        words = [self.ADJ[a] for a in (m.size, m.colour) if a] + [self.NOUN[m.shape][m.plural]]
+        adjs = ([self.ADJ[m.size]] if m.size else []) + ([(self.shade_word(m) or "") + self.ADJ[m.colour]]
+                                                         if m.colour else [])
+        words = adjs + [self.noun_entry(m)[m.plural]]
         return " ".join(([det] if det else []) + words)
+
+    def shade_forms(self, shade: str) -> Iterable[tuple[str, str]]:
+        for word in self.SHADE[shade]:
+            for c in CHROMATIC:
+                yield from ((en, word + self.ADJ[c]) for en in (*EN_SHADE[shade], EN_ADJ[c]))
 
     def bg(self, texture: str | None, colour: str | None) -> str:
         adjs = _bg_order(texture and self.ADJ[texture], colour and self.ADJ[colour], texture)
@@ -670,11 +827,21 @@ class Hindi(_Realiser):
     POS = {"left": ("बाईं ओर", "left side"), "right": ("दाईं ओर", "right side"), "top": ("ऊपर", "top"),
            "bottom": ("नीचे", "bottom"), "centre": ("बीच में", "middle in")}
 
+    SHADE = {"light": ("हल्का",), "dark": ("गहरा",)}
+    SHADE_FORMS = {"हल्का": ("हल्का", "हल्के", "हल्की"), "गहरा": ("गहरा", "गहरे", "गहरी")}  # agree like -ā adjectives
+
     def np(self, m: Mention) -> str:
         gender, sg, pl = self.NOUN[m.shape]
         form = 2 if gender == "f" else int(m.plural)
         det = self.NUM[m.count] if (m.say_count or not m.plural) else "कुछ"
-        return " ".join([det] + [self.ADJ[a][form] for a in (m.size, m.colour) if a] + [pl if m.plural else sg])
+        adjs = [self.ADJ[a][form] for a in (m.size, m.colour) if a]
+        if m.colour and m.shade:
+            adjs.insert(len(adjs) - 1, self.SHADE_FORMS[self.shade_word(m)][form])
+        return " ".join([det] + adjs + [pl if m.plural else sg])
+
+    def shade_forms(self, shade: str) -> Iterable[tuple[str, str]]:
+        for word in self.SHADE[shade]:
+            yield from ((en, f) for en in EN_SHADE[shade] for f in self.SHADE_FORMS[word])
 
     @staticmethod
     def be(plural: bool) -> str:
@@ -743,9 +910,11 @@ class Korean(_Realiser):
     def particle(word: str, pair: tuple[str, str]) -> str:
         return word + pair[0 if _has_final_consonant(word) else 1]
 
+    SHADE = {"light": ("연한", "옅은"), "dark": ("진한", "짙은")}
+
     def np(self, m: Mention) -> str:
-        core = " ".join([w for w in (m.size and self.SIZE[m.size], m.colour and self.COLOUR[m.colour]) if w]
-                        + [self.NOUN[m.shape]])
+        colour = m.colour and " ".join(w for w in (self.shade_word(m), self.COLOUR[m.colour]) if w)
+        core = " ".join([w for w in (m.size and self.SIZE[m.size], colour) if w] + [self.NOUN[m.shape]])
         if m.say_count:
             return f"{core} {self.NUM[m.count]} 개"
         return f"여러 개의 {core}" if m.plural else core
@@ -807,10 +976,12 @@ class Chinese(_Realiser):
     NUM = {1: "一", 2: "两", 3: "三"}
     POS = {"left": "左边", "right": "右边", "top": "上方", "bottom": "下方", "centre": "中间"}
 
+    SHADE = {"light": ("浅", "淡"), "dark": ("深",)}  # compounds: 浅红色
+
     def np(self, m: Mention) -> str:
         noun, classifier = self.NOUN[m.shape]
         quantity = "一些" if (m.plural and not m.say_count) else self.NUM[m.count] + classifier
-        return (quantity + (self.COLOUR[m.colour] + "的" if m.colour else "")
+        return (quantity + ((self.shade_word(m) or "") + self.COLOUR[m.colour] + "的" if m.colour else "")
                 + (self.SIZE[m.size] if m.size else "") + noun)
 
     def realise(self, plan: CaptionPlan) -> str:
@@ -829,6 +1000,13 @@ class Chinese(_Realiser):
                                          plan.bg_colour and self.COLOUR[plan.bg_colour], plan.texture))
             text += "，背景是" + desc + "的"
         return text + "。"
+
+    def shade_forms(self, shade: str) -> Iterable[tuple[str, str]]:
+        for word in self.SHADE[shade]:
+            for en in EN_SHADE[shade]:
+                yield en, word
+                yield from ((en, word + self.COLOUR[c]) for c in CHROMATIC)
+            yield from ((EN_ADJ[c], word + self.COLOUR[c]) for c in CHROMATIC)
 
     def glossary(self) -> Iterable[tuple[str, str]]:
         yield from [("a", "一个"), ("an", "一个"), ("one", "一个"), ("two", "两个"), ("three", "三个"), ("some", "一些"), ("there", "有"), ("is", "有"), ("are", "有"), ("is", "是"), ("are", "是"),
@@ -861,8 +1039,11 @@ class Japanese(_Realiser):
     SOME = "いくつか"
     POS = {"left": "ひだり", "right": "みぎ", "top": "うえ", "bottom": "した", "centre": "まんなか"}
 
+    SHADE = {"light": ("うすい",), "dark": ("こい",)}
+
     def core(self, m: Mention) -> str:
-        return (self.SIZE[m.size] if m.size else "") + (self.COLOUR[m.colour] if m.colour else "") + self.NOUN[m.shape]
+        return ((self.SIZE[m.size] if m.size else "") + (self.shade_word(m) or "")
+                + (self.COLOUR[m.colour] if m.colour else "") + self.NOUN[m.shape])
 
     def quantity(self, m: Mention) -> str:
         return self.NUM[m.count] if m.say_count else (self.SOME if m.plural else "")

@@ -5,15 +5,22 @@ default data). A group is ``count`` identical objects (shape, colour, size) plac
 in one of five regions of the image; regions are far enough apart that groups do
 not overlap much. The renderer adds small jitter (position, rotation, shade) from
 its rng, so that images of equal scenes are not pixel-identical templates.
+
+With ``lexicon="long_tail"`` (:mod:`polyvse.data.synthetic_lexicon`) a group can
+also be a light or dark shade of its colour, drawn after every draw of the closed
+sampler (so closed scenes are unchanged) and rendered as a tint or shade of the
+base colour: the long-tail captions' shade words name something visible.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from PIL import Image, ImageDraw
+
+from polyvse.data.synthetic_lexicon import SHADE_P
 
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring")
 COLOURS: tuple[str, ...] = ("red", "orange", "yellow", "green", "blue", "purple", "black", "white")
@@ -21,6 +28,8 @@ SIZES: tuple[str, ...] = ("small", "large")
 POSITIONS: tuple[str, ...] = ("left", "right", "top", "bottom", "centre")
 TEXTURES: tuple[str, ...] = ("plain", "stripes", "dots", "checker")
 BG_COLOURS: tuple[str, ...] = ("grey", "brown", "blue", "green")
+SHADES: tuple[str, ...] = ("light", "dark")
+CHROMATIC: tuple[str, ...] = tuple(c for c in COLOURS if c not in ("black", "white"))  # colours with shades
 MAX_GROUPS = 3
 MAX_COUNT = 3
 
@@ -34,6 +43,7 @@ class ObjectGroup:
     size: str
     position: str
     count: int
+    shade: str | None = None  # light/dark (long-tail scenes only); None: the base colour
 
 
 @dataclass(frozen=True)
@@ -45,8 +55,14 @@ class Scene:
     bg_colour: str
 
 
-def sample_scene(rng: np.random.Generator) -> Scene:
-    """Draw one scene: 1–3 groups at distinct positions with distinct (shape, colour) pairs."""
+def sample_scene(rng: np.random.Generator, lexicon: str = "closed") -> Scene:
+    """Draw one scene: 1–3 groups at distinct positions with distinct (shape, colour) pairs.
+
+    ``long_tail``: the same draws, then a shade per group (light or dark with
+    probability ``SHADE_P`` each half, for chromatic colours only).
+    """
+    if lexicon not in ("closed", "long_tail"):
+        raise ValueError(f"unknown lexicon {lexicon!r}; expected 'closed' or 'long_tail'")
     n_groups = int(rng.choice([1, 2, 3], p=[0.3, 0.4, 0.3]))
     positions = [POSITIONS[i] for i in rng.permutation(len(POSITIONS))[:n_groups]]
     groups: list[ObjectGroup] = []
@@ -60,8 +76,14 @@ def sample_scene(rng: np.random.Generator) -> Scene:
         seen.add((shape, colour))
         groups.append(ObjectGroup(shape=shape, colour=colour, size=SIZES[int(rng.integers(len(SIZES)))],
                                   position=position, count=int(rng.integers(1, MAX_COUNT + 1))))
-    return Scene(groups=tuple(groups), texture=TEXTURES[int(rng.integers(len(TEXTURES)))],
-                 bg_colour=BG_COLOURS[int(rng.integers(len(BG_COLOURS)))])
+    scene = Scene(groups=tuple(groups), texture=TEXTURES[int(rng.integers(len(TEXTURES)))],
+                  bg_colour=BG_COLOURS[int(rng.integers(len(BG_COLOURS)))])
+    if lexicon == "closed":
+        return scene
+    u = rng.random((len(groups), 2))  # drawn for every group, so that the draws do not depend on colours
+    shaded = tuple(replace(g, shade=SHADES[int(b < 0.5)] if (a < SHADE_P and g.colour in CHROMATIC) else None)
+                   for g, (a, b) in zip(groups, u))
+    return replace(scene, groups=shaded)
 
 
 # --- rendering --------------------------------------------------------------------------------
@@ -75,6 +97,7 @@ _BG_RGB = {"grey": (200, 200, 200), "brown": (212, 188, 158), "blue": (185, 205,
 # Region centres (fractions of the side): far enough apart that two groups of three
 # large objects (half-extent ~0.16) barely touch.
 _REGION = {"left": (0.19, 0.5), "right": (0.81, 0.5), "top": (0.5, 0.19), "bottom": (0.5, 0.81), "centre": (0.5, 0.5)}
+_SHADE_MIX = {"light": (1.0, 0.5), "dark": (0.0, 0.5)}  # (blend target: white/black, weight)
 _RADIUS = {"small": 0.045, "large": 0.075}
 _SUPERSAMPLE = 2  # draw at 2x and reduce: cheap anti-aliasing
 
@@ -83,6 +106,15 @@ def _jitter_rgb(rgb: tuple[int, int, int], rng: np.random.Generator, amount: int
     # mostly lighter/darker, a little hue: black and white must stay black and white
     shift = rng.integers(-amount, amount + 1) + rng.integers(-(amount // 3), amount // 3 + 1, size=3)
     return tuple(int(v) for v in np.clip(np.asarray(rgb) + shift, 0, 255))
+
+
+def _shaded_rgb(colour: str, shade: str | None) -> tuple[int, int, int]:
+    """The base colour, or its tint (halfway to white) / shade (halfway to black)."""
+    rgb = _OBJECT_RGB[colour]
+    if shade is None:
+        return rgb
+    target, weight = _SHADE_MIX[shade]
+    return tuple(int(round(v + (255 * target - v) * weight)) for v in rgb)
 
 
 def _darker(rgb: tuple[int, ...], factor: float) -> tuple[int, int, int]:
@@ -186,7 +218,7 @@ def render_scene(scene: Scene, size: int, rng: np.random.Generator) -> Image.Ima
     for group in scene.groups:
         r = _RADIUS[group.size] * side * rng.uniform(0.93, 1.07)
         for cx, cy in _object_centres(group.position, group.count, r, side, rng):
-            fill = _jitter_rgb(_OBJECT_RGB[group.colour], rng, 14)
+            fill = _jitter_rgb(_shaded_rgb(group.colour, group.shade), rng, 14)
             edge = _darker(fill, 0.5) if group.colour != "black" else (90, 90, 90)
             if group.shape == "circle":
                 draw.ellipse([cx - r, cy - r, cx + r, cy + r], fill=fill, outline=edge, width=line)

@@ -1,0 +1,45 @@
+"""A text-only corpus per synthetic language: the captions' grammar without images.
+
+SMALR §3.1/§4 and MULE §Experiments initialise their word embeddings with FastText
+vectors trained on large monolingual text (Wikipedia / Common Crawl), far more
+text than the captions. The synthetic stand-in is the same grammar and lexicon
+(:mod:`polyvse.data.synthetic_lang`, :mod:`polyvse.data.synthetic_lexicon`)
+run on sampled scenes that are never rendered: plans drawn from scenes, realised
+in one language. With ``lexicon="long_tail"`` it draws from the same Zipf-weighted
+pools, so a larger corpus covers more of the captions' rare words (but, like
+Wikipedia for Multi30K, not necessarily all).
+
+Sentence ``i`` of language ``lang`` comes from the rng seeded by
+``(seed, i, CORPUS_STREAM, language index)``: deterministic, independent of the
+other sentences and languages, and a stream no caption of a dataset uses (so a
+corpus does not repeat a dataset's captions of the same seed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from polyvse import LANGUAGES
+from polyvse.data.synthetic_lang import REALISERS, caption_plan, realise
+from polyvse.data.synthetic_lexicon import LEXICONS
+from polyvse.data.synthetic_scene import sample_scene
+from polyvse.errors import InputError
+
+CORPUS_STREAM = 99  # after the image streams of polyvse.data.synthetic (0-3)
+
+
+def text_corpus(lang: str, n_sentences: int, seed: int, lexicon: str = "closed") -> list[str]:
+    """``n_sentences`` lines of text in ``lang``, each the realisation of one plan of a fresh scene."""
+    if lang not in REALISERS:
+        raise InputError("lang", f"no synthetic grammar for {lang!r}; known: {', '.join(REALISERS)}")
+    if lexicon not in LEXICONS:
+        raise InputError("lexicon", f"unknown lexicon {lexicon!r}; expected one of {', '.join(LEXICONS)}")
+    for key, value in (("n_sentences", n_sentences), ("seed", seed)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise InputError(key, f"expected an integer >= 0, got {value!r}")
+    sub = LANGUAGES.index(lang)
+    out = []
+    for i in range(int(n_sentences)):
+        rng = np.random.default_rng(np.random.SeedSequence([int(seed), i, CORPUS_STREAM, sub]))
+        out.append(realise(caption_plan(sample_scene(rng, lexicon), rng, lexicon), lang))
+    return out
