@@ -1,8 +1,18 @@
+from polyvse.translate.quality import mt_datasets
+
+
+def report_mt_quality_files(wildcards):
+    """mt_quality.tsv of each dataset whose rows in the report use MT (none: no MT footnote)."""
+    return [f"{R}/{ds}/mt_quality.tsv" for ds in mt_datasets(config, wildcards.report)]
+
+
 rule table:
-    """A paper table: one row a model, mR per language, HA, A and parameter counts."""
+    """A paper table: one row a model, mR per language, HA, A and parameter counts;
+    where rows train or test on MT, a footnote with the MT's measured BLEU."""
     input:
         evals=report_eval_files,
         params=report_params_files,
+        mt_quality=report_mt_quality_files,
     output:
         tsv=report(f"{R}/{{report}}.tsv", category="Tables", caption="../report/table.rst"),
         md=report(f"{R}/{{report}}.md", category="Tables", caption="../report/table.rst"),
@@ -14,6 +24,7 @@ rule table:
                              for ds in report_datasets(config, wc.report)},
         variants=lambda wc: report_variants(config, wc.report),
         evaluations=lambda wc: report_evaluations(config, wc.report),
+        mt_datasets=lambda wc: mt_datasets(config, wc.report),
     threads: 1
     resources:
         mem_mb=500,

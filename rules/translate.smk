@@ -41,3 +41,33 @@ rule query_translations:
         split="test|val",
     script:
         "../workflow_scripts/query_translations.py"
+
+
+def mt_quality_inputs(wildcards):
+    """Captions and translation inputs; references only where the data has them (synthetic)."""
+    inputs = translate_inputs(wildcards)
+    if config["datasets"][wildcards.dataset]["adapter"] == "synthetic":
+        inputs["references"] = f"{R}/{wildcards.dataset}/references.parquet"
+    return inputs
+
+
+rule mt_quality:
+    """BLEU and chrF of the configured MT, en→xx against references of the same
+    plan and xx→en against the English captions; real data (no references):
+    rows marked 'unmeasured'. Read by the tables' MT footnote."""
+    input:
+        unpack(mt_quality_inputs),
+    output:
+        f"{R}/{{dataset}}/mt_quality.tsv",
+    log:
+        "logs/{dataset}/mt_quality.log",
+    params:
+        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
+        settings=config["translate"],
+        dictionaries=dictionaries_dir,
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    script:
+        "../workflow_scripts/mt_quality.py"

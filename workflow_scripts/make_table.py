@@ -8,6 +8,7 @@ import pandas as pd
 from polyvse.io import write_text, write_tsv
 from polyvse.logs import job_log
 from polyvse.report.tables import dataset_note, mule_mt_table, mule_table, smalr_table, to_markdown
+from polyvse.translate.quality import mt_footnote, read_mt_quality
 
 with job_log(snakemake.log[0], "table") as log:
     rep, datasets = snakemake.params.report, snakemake.params.datasets
@@ -22,6 +23,9 @@ with job_log(snakemake.log[0], "table") as log:
     else:
         table, translated = smalr_table(rep["rows"], evals, params, datasets[rep["dataset"]]["human_langs"])
     notes = [dataset_note(name, ds) for name, ds in datasets.items()] + list(rep.get("notes", []))
+    if snakemake.params.mt_datasets:  # rows trained or tested on MT: say how good the MT was
+        notes.append(mt_footnote({ds: read_mt_quality(p) for ds, p in
+                                  zip(snakemake.params.mt_datasets, snakemake.input.mt_quality, strict=True)}))
     write_tsv(table, snakemake.output.tsv, na_rep="", float_format="%.1f")
     write_text(to_markdown(table, rep["caption"] or snakemake.wildcards.report, translated, notes),
                snakemake.output.md)

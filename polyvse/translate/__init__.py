@@ -4,6 +4,8 @@
   :func:`make_backend`, :class:`TranslationError`;
 * :mod:`~polyvse.translate.muse` — MUSE-format bilingual dictionaries;
 * :mod:`~polyvse.translate.dictionary` — ``dictionary``: offline word-by-word MT (default);
+* :mod:`~polyvse.translate.errors` — the dictionary backend's MT error model (``translate.errors``);
+* :mod:`~polyvse.translate.quality` — BLEU/chrF of the MT against references of the same plan;
 * :mod:`~polyvse.translate.googletrans_backend` — ``googletrans``: online, opt-in
   (the package is imported only when used);
 * :mod:`~polyvse.translate.cache` — SQLite cache and :class:`CachedTranslator`;

@@ -16,7 +16,12 @@ so that the workflow runs end to end offline. It is deliberately simple:
 * a pair ``xx``→``yy`` uses the dictionary ``xx-yy.txt`` when there is one, and
   otherwise pivots through English, ``xx``→``en``→``yy`` (MUSE ships
   dictionaries to and from English for every language, few between others).
-  The pivot language is an option.
+  The pivot language is an option;
+* ``errors`` (config ``translate.errors``) adds the mistakes real MT makes —
+  wrong sense, wrong agreement, dropped, untranslated and swapped words —
+  drawn per sentence from a hash of (seed, pair, text):
+  :mod:`polyvse.translate.errors`. All rates 0 (the class default) gives the
+  clean word-by-word output.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from polyvse import LANGUAGES
 from polyvse.errors import InputError
 from polyvse.text.tokenize import UNSEGMENTED, tokenize
 from polyvse.translate.backend import TranslationBackend, register
+from polyvse.translate.errors import Confusions, ErrorRates, noisy_words, sentence_rng
 from polyvse.translate.muse import MuseDictionary, discover_dictionaries, parse_pair_name
 
 # A zh/ja dictionary word longer than this is not tried by the greedy segmenter:
@@ -82,15 +88,19 @@ def join_tokens(tokens: Sequence[str], lang: str) -> str:
     return "".join(out)
 
 
+def source_tokens(text: str, dictionary: MuseDictionary) -> list[str]:
+    """The source words of ``text`` as the dictionary sees them (zh/ja: greedy segmentation)."""
+    src = dictionary.src
+    if src in UNSEGMENTED:
+        return [tok for chunk in tokenize(text, src, segmenter="spaces")
+                for tok in segment_greedy(chunk, dictionary.entries, dictionary.max_source_chars)]
+    return tokenize(text, src)
+
+
 def translate_words(text: str, dictionary: MuseDictionary) -> str:
     """Translate one sentence word by word with one dictionary (one hop, no pivot)."""
-    src, tgt = dictionary.src, dictionary.tgt
-    if src in UNSEGMENTED:
-        tokens = [tok for chunk in tokenize(text, src, segmenter="spaces")
-                  for tok in segment_greedy(chunk, dictionary.entries, dictionary.max_source_chars)]
-    else:
-        tokens = tokenize(text, src)
-    return join_tokens([dictionary.first(tok) or tok for tok in tokens], tgt)
+    tokens = source_tokens(text, dictionary)
+    return join_tokens([dictionary.first(tok) or tok for tok in tokens], dictionary.tgt)
 
 
 def _fingerprint(paths: Sequence[Path]) -> str:
@@ -109,14 +119,22 @@ class DictionaryBackend(TranslationBackend):
     in ``languages`` is used, others ignored) or ``files`` (each file's name must
     name two configured languages, else :class:`InputError`). Dictionaries are
     read on first use. ``pivot`` is the language used when no direct dictionary exists.
+    ``errors``: the MT error rates (:class:`ErrorRates` or its config mapping;
+    None: no errors) and ``seed`` the seed of their draws.
     """
 
     def __init__(self, directory: str | Path | None = None, files: Sequence[str | Path] | None = None,
-                 languages: Collection[str] = LANGUAGES, pivot: str = "en") -> None:
+                 languages: Collection[str] = LANGUAGES, pivot: str = "en",
+                 errors: ErrorRates | Mapping[str, object] | None = None, seed: int = 0) -> None:
         if (directory is None) == (files is None):
             raise ValueError("DictionaryBackend needs exactly one of 'directory' or 'files'")
         self.languages = frozenset(languages)
         self.pivot = pivot
+        self.errors = errors if isinstance(errors, ErrorRates) else ErrorRates.from_mapping(errors)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ValueError(f"translate.errors.seed: expected an integer, got {seed!r}")
+        self.seed = seed
+        self._confusions: dict[tuple[str, str], Confusions] = {}
         self._where = str(directory) if directory is not None else "translate dictionary files"
         if directory is not None:
             self.paths: dict[tuple[str, str], Path] = discover_dictionaries(directory, self.languages)
@@ -132,10 +150,11 @@ class DictionaryBackend(TranslationBackend):
 
     @classmethod
     def from_dictionaries(cls, dictionaries: Mapping[tuple[str, str], MuseDictionary] | Sequence[MuseDictionary],
-                          pivot: str = "en") -> "DictionaryBackend":
+                          pivot: str = "en", errors: ErrorRates | Mapping[str, object] | None = None,
+                          seed: int = 0) -> "DictionaryBackend":
         """A backend over dictionaries already in memory (tests, notebooks)."""
         dicts = list(dictionaries.values()) if isinstance(dictionaries, Mapping) else list(dictionaries)
-        self = cls(files=[], languages=LANGUAGES, pivot=pivot)
+        self = cls(files=[], languages=LANGUAGES, pivot=pivot, errors=errors, seed=seed)
         for d in dicts:
             self._loaded[(d.src, d.tgt)] = d
             if d.path is not None:
@@ -164,7 +183,16 @@ class DictionaryBackend(TranslationBackend):
         return self._loaded[pair]
 
     def cache_key(self, src: str, tgt: str) -> str:
-        """``dictionary:<hash of the dictionary files on the route>``: edited files never hit stale entries."""
+        """``dictionary:<hash of the dictionary files on the route>``: edited files never hit stale entries.
+
+        With errors, ``:errors=<rates>:seed=<seed>`` follows, so a changed rate or
+        seed never reuses translations made under others; without errors the key is
+        the clean backend's, whose output is unchanged.
+        """
+        return self._dictionary_key(src, tgt) + (f":errors={self.errors.key()}:seed={self.seed}"
+                                                 if self.errors.active else "")
+
+    def _dictionary_key(self, src: str, tgt: str) -> str:
         pair = (src, tgt)
         if pair not in self._keys:
             route = self.route(src, tgt)
@@ -176,9 +204,24 @@ class DictionaryBackend(TranslationBackend):
                 self._keys[pair] = f"{self.name}:{hashlib.sha256(content.encode()).hexdigest()[:12]}"
         return self._keys[pair]
 
+    def confusions(self, src: str, tgt: str) -> Confusions:
+        """The error model's candidate words of the dictionary ``src``→``tgt`` (built on first use)."""
+        pair = (src, tgt)
+        if pair not in self._confusions:
+            self._confusions[pair] = Confusions(self.dictionary(src, tgt))
+        return self._confusions[pair]
+
+    def translate_one_hop(self, text: str, src: str, tgt: str) -> str:
+        """``text`` through the dictionary ``src``→``tgt`` alone, with this backend's errors."""
+        d = self.dictionary(src, tgt)
+        if not self.errors.active:
+            return translate_words(text, d)
+        words = noisy_words(source_tokens(text, d), self.confusions(src, tgt), self.errors,
+                            sentence_rng(self.seed, src, tgt, text))
+        return join_tokens(words, tgt)
+
     def translate_batch(self, texts: list[str], src: str, tgt: str) -> list[str]:
         out = list(texts)
         for hop in self.route(src, tgt):
-            d = self.dictionary(*hop)
-            out = [translate_words(t, d) for t in out]
+            out = [self.translate_one_hop(t, *hop) for t in out]
         return out

@@ -16,6 +16,7 @@ import pandas as pd
 from polyvse.translate.augment import augment_training, clc_translations, test_translations
 from polyvse.translate.backend import make_backend
 from polyvse.translate.cache import CachedTranslator, TranslationCache
+from polyvse.translate.quality import check_references, describe_backend, mt_quality, unmeasured_quality
 
 log = logging.getLogger(__name__)
 
@@ -25,14 +26,17 @@ def cached_translator(settings: Mapping, langs: Sequence[str], dictionaries: str
     """The configured backend behind the persistent cache.
 
     settings: the ``translate`` config block; ``dictionaries``: directory of
-    MUSE files for the dictionary backend.
+    MUSE files for the dictionary backend, which alone gets ``settings["errors"]``
+    (the MT error model, :mod:`polyvse.translate.errors`).
     """
     name = settings["backend"]
     if name == "dictionary":
         if dictionaries is None or not Path(dictionaries).is_dir():
             raise FileNotFoundError(f"config key translate.dictionaries: {dictionaries!r} is not a directory "
                                     "of MUSE dictionaries (en-xx.txt, xx-en.txt)")
-        backend = make_backend("dictionary", directory=dictionaries, languages=langs)
+        errors = dict(settings.get("errors", {}))
+        backend = make_backend("dictionary", directory=dictionaries, languages=langs,
+                               errors=errors, seed=int(errors.get("seed", 0)))
     elif name == "googletrans":
         backend = make_backend("googletrans", **settings.get("googletrans", {}))
     else:
@@ -65,3 +69,37 @@ def query_translations(captions: pd.DataFrame, langs: Sequence[str], settings: M
     baseline; the val table is what CLC-C is fitted on). Same columns for both splits."""
     with cached_translator(settings, langs, dictionaries) as translator:
         return clc_translations(captions, langs, translator, split=split)
+
+
+def synthetic_references(dataset: Mapping, langs: Sequence[str], split: str = "test") -> pd.DataFrame:
+    """References of the same plan for a synthetic dataset's config block (the ``references`` rule).
+
+    Rebuilds the dataset's plans (no images) with the arguments the dataset
+    rule uses; the ``mt_quality`` rule checks that their English rows are the
+    dataset's captions.
+    """
+    from polyvse.data.synthetic import build_dataset, reference_captions
+
+    if dataset["adapter"] != "synthetic":
+        raise ValueError(f"adapter {dataset['adapter']!r} has no references of the same plan: only synthetic data does")
+    s = dataset["synthetic"]
+    ds = build_dataset(s["profile"], s["n_train"], s["n_val"], s["n_test"], seed=s["seed"],
+                       captions_per_image=s["captions_per_image"],
+                       langs=list(langs) if s["profile"] == "all" else None)
+    return reference_captions(ds, list(langs), split=split)
+
+
+def measure_quality(captions: pd.DataFrame, references: pd.DataFrame | None, langs: Sequence[str],
+                    settings: Mapping, dictionaries: str | Path | None) -> pd.DataFrame:
+    """results/{dataset}/mt_quality.tsv: BLEU/chrF of the configured MT (see :mod:`polyvse.translate.quality`).
+
+    ``references`` None (real data): every en↔xx pair is written ``unmeasured``.
+    Translations go through the same cache as the translation stage.
+    """
+    backend = describe_backend(settings)
+    if references is None:
+        return unmeasured_quality(langs, backend)
+    check_references(references, captions)
+    refs = references[references["lang"].isin(list(langs))]
+    with cached_translator(settings, langs, dictionaries) as translator:
+        return mt_quality(refs, translator, backend)
