@@ -33,3 +33,71 @@ rule dictionaries:
         runtime=10,
     script:
         "../workflow_scripts/make_dictionaries.py"
+
+
+rule references:
+    """Synthetic data only: every English test caption's plan realised in every
+    language of the dataset, the references MT quality is scored against
+    (results/{dataset}/mt_quality.tsv)."""
+    output:
+        f"{R}/{{dataset}}/references.parquet",
+    log:
+        "logs/{dataset}/references.log",
+    params:
+        dataset=lambda wc: config["datasets"][wc.dataset],
+        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../workflow_scripts/make_references.py"
+
+
+# ----------------------------------------------------------------------------- data statistics (issue 13)
+
+def text_datasets():
+    """Datasets with caption text (a places_speech dataset has spoken captions only)."""
+    return [name for name, ds in config["datasets"].items() if ds["adapter"] != "places_speech"]
+
+
+rule data_stats:
+    """Vocabulary statistics of a dataset's human training captions, per language:
+    tokens, types, hapax share, test OOV rate, rank-frequency slope, top-5000
+    share (polyvse.data.stats; SMALR §1, §3.1)."""
+    input:
+        f"{R}/{{dataset}}/captions.parquet",
+    output:
+        f"{R}/{{dataset}}/data_stats.tsv",
+    log:
+        "logs/{dataset}/data_stats.log",
+    params:
+        langs=lambda wc: human_langs(config, wc.dataset),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../workflow_scripts/data_stats.py"
+
+
+rule data_stats_table:
+    """Every dataset's statistics in one table, and beside them in the Markdown the
+    real Multi30K reference rows of docs/multi30k_stats.tsv."""
+    input:
+        stats=lambda wc: expand(f"{R}/{{dataset}}/data_stats.tsv", dataset=text_datasets()),
+        reference=str(Path(workflow.basedir) / "docs" / "multi30k_stats.tsv"),  # any working directory
+    output:
+        tsv=report(f"{R}/data_stats.tsv", category="Data"),
+        md=report(f"{R}/data_stats.md", category="Data"),
+    log:
+        "logs/data_stats.log",
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    script:
+        "../workflow_scripts/data_stats_table.py"
+
+
+localrules: data_stats_table
