@@ -1,4 +1,5 @@
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from polyvse.config import (
 from polyvse.config_files import located, schema_violation
 from polyvse.data.adapters import raw_files
 from polyvse.errors import ConfigFileError
+from polyvse.runlock import claim_directory, release_directory
 from polyvse.train.families import variant_needs
 from polyvse.train.mlmme_runs import check_mlmme_config
 from polyvse.train.translator_runs import check_translator_config, needs_source_model
@@ -54,6 +56,16 @@ R = config["results_dir"]
 BACKBONE = config["image_features"]["backbone"]
 
 _STARTED = time.time()
+
+# A run killed with SIGKILL leaves snakemake's lock behind; this run clears it when
+# no run that could hold it is alive, and says in one line which live run holds it
+# otherwise (polyvse.runlock). Job processes on cluster nodes take no lock and claim
+# nothing.
+_SNAKEMAKE_DIR = Path(".snakemake")
+if workflow.is_main_process:
+    _lock_news = claim_directory(_SNAKEMAKE_DIR)
+    if _lock_news:
+        print(_lock_news, file=sys.stderr)
 
 
 def names_regex(names):
@@ -320,9 +332,11 @@ def _record_run():
 
 
 onsuccess:
+    release_directory(_SNAKEMAKE_DIR)
     _record_run()
     print(f"polyvse: workflow finished in {_elapsed()} (h:m:s); tables are in {R}/")
 
 
 onerror:
+    release_directory(_SNAKEMAKE_DIR)
     print(f"polyvse: workflow failed after {_elapsed()} (h:m:s); see the log named above and logs/")

@@ -82,7 +82,7 @@ def training_processes(session: int) -> list[int]:
     return found
 
 
-def test_killed_training_resumes_from_its_checkpoint(workdir):
+def test_killed_run_resumes_from_its_checkpoint_with_the_same_command(workdir):
     target = "results/m30k/models/embn_resume/model.pt"
     ckpt = workdir / "results/m30k/models/embn_resume/checkpoint"
     cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", "config.yaml", "--cores", "1", target]
@@ -95,17 +95,18 @@ def test_killed_training_resumes_from_its_checkpoint(workdir):
             break
         assert proc.poll() is None, "the training finished or failed before it could be killed"
         time.sleep(0.2)
-    # SIGKILL the training job itself (an OOM kill, a node failure); snakemake sees the job fail
-    jobs = training_processes(proc.pid)
-    assert jobs, "no training process found"
-    for pid in jobs:
-        os.kill(pid, signal.SIGKILL)
+    # SIGKILL the whole run, snakemake with its training job (a killed terminal, a node failure):
+    # snakemake's lock stays behind, and nobody runs --unlock
+    assert training_processes(proc.pid), "no training process found"
+    os.killpg(proc.pid, signal.SIGKILL)
     assert proc.wait(timeout=120) != 0
+    assert any((workdir / ".snakemake" / "locks").glob("*.lock")), "the kill left no lock to test with"
     before = pd.read_csv(epochs_file, sep="\t")
     assert 2 <= len(before) < 6 and not (workdir / target).exists()
 
-    run = snakemake(workdir, "--cores", "1", target)
+    run = snakemake(workdir, "--cores", "1", target)  # the same command, nothing else
     assert run.returncode == 0, run.stderr[-4000:]
+    assert "cleared the lock of an earlier run that is gone" in run.stderr
     log = (workdir / "logs/m30k/train_embn_resume.log").read_text()
     assert f"resumed from checkpoint {ckpt / 'last.pt'} after epoch {len(before)}".replace(str(workdir) + "/", "") in log
     after = pd.read_csv(workdir / "results/m30k/models/embn_resume/epochs.tsv", sep="\t")
