@@ -1,5 +1,5 @@
 rule dataset:
-    """Raw dataset → canonical captions and images tables (DESIGN §data)."""
+    """Raw dataset → canonical captions and images tables (docs/architecture.md, The DAG)."""
     input:
         lambda wc: raw_files(config["datasets"][wc.dataset]),
     output:

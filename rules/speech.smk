@@ -1,4 +1,4 @@
-# The grounded-speech branch (speech_grounding_thesis_2021; DESIGN.md stages 1, 5, 7-9):
+# The grounded-speech branch (speech_grounding_thesis_2021; docs/architecture.md, The DAG):
 # spoken captions → log-Mel stores → one training per speech variant → retrieval
 # between every view pair → the thesis' Tables 3.1-3.4, 4.1, 5.1.
 

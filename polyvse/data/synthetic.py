@@ -1,6 +1,6 @@
 """The embedded default dataset: rendered scenes with "human" captions in eleven languages.
 
-DESIGN.md §The embedded default data. Every image is a scene graph
+docs/architecture.md, The embedded default data. Every image is a scene graph
 (:mod:`polyvse.data.synthetic_scene`) rendered with PIL; its captions come from
 per-language grammars (:mod:`polyvse.data.synthetic_lang`). Which languages have
 "human" captions mirrors the real datasets (profiles):

@@ -17,7 +17,7 @@ several languages (Multi30K's fr/cs captions translate English caption 1, MULE
    particles (ko 이/가, 을/를, 와/과 chosen by the final consonant) and its script.
 
 Japanese is written in kana only (no kanji), since the TTS stage reads kanji
-wrongly (DESIGN.md, dependencies). Chinese and Japanese have no spaces.
+wrongly (docs/architecture.md, Dependencies). Chinese and Japanese have no spaces.
 
 :func:`glossary` lists, per language, every surface form the realiser can produce
 with an English gloss: the MUSE-format dictionaries of the dictionary MT backend

@@ -1,6 +1,6 @@
 """Scene graphs of the synthetic default data and their rendering with PIL.
 
-A scene is 1–3 object groups on a textured background (DESIGN.md §The embedded
+A scene is 1–3 object groups on a textured background (docs/architecture.md, The embedded
 default data). A group is ``count`` identical objects (shape, colour, size) placed
 in one of five regions of the image; regions are far enough apart that groups do
 not overlap much. The renderer adds small jitter (position, rotation, shade) from

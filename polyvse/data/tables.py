@@ -1,4 +1,4 @@
-"""The canonical tables every dataset adapter produces (DESIGN.md §The DAG, stage 1: data).
+"""The canonical tables every dataset adapter produces (docs/architecture.md, The DAG: dataset).
 
 captions: ``image_id`` (str), ``split`` (train|val|test), ``lang`` (ISO 639-1, one of
 ``polyvse.LANGUAGES``), ``cap_idx`` (int64, >= 0), ``text`` (non-empty str), ``origin`` (human|mt).

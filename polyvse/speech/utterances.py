@@ -1,6 +1,6 @@
 """The canonical utterances table of an audio dataset and its two sources.
 
-``results/{dataset}/utterances.parquet`` (DESIGN.md §The DAG, stage 1): one row per
+``results/{dataset}/utterances.parquet`` (docs/architecture.md, The DAG): one row per
 utterance with ``image_id``, ``split`` (train|val|test), ``lang``, ``path`` (a wav
 file, relative to ``results/{dataset}`` or absolute), then optional extra columns
 (voice, rate, pitch, duration_s for synthetic speech). ``(image_id, lang)`` is
