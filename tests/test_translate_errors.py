@@ -76,7 +76,10 @@ def test_each_error_kind_does_what_it_says():
     conf = Confusions(dic)
     toks = ["a", "red", "circle"]
     rng = lambda: sentence_rng(0, "en", "de", "a red circle")  # noqa: E731
-    assert noisy_words(toks, conf, ErrorRates(drop=1.0), rng()) == []
+    # every word drawn for dropping: the sentence keeps its last one, translated, and never comes back empty
+    assert noisy_words(toks, conf, ErrorRates(drop=1.0), rng()) == ["kreis"]
+    assert noisy_words(["circle"], conf, ErrorRates(drop=1.0), rng()) == ["kreis"]
+    assert noisy_words([], conf, ErrorRates(drop=1.0), rng()) == []
     assert noisy_words(toks, conf, ErrorRates(untranslated=1.0), rng()) == toks
     # red has a second form; a and circle have one listed translation and stay correct
     assert noisy_words(toks, conf, ErrorRates(wrong_agreement=1.0), rng()) == ["ein", "roter", "kreis"]

@@ -15,7 +15,8 @@ each with its own rate (config ``translate.errors``):
 * ``wrong_agreement`` — a token gets another listed translation of itself: in
   the synthetic dictionaries one gloss maps to its several inflected forms
   (``red`` → ``rote roter rotes roten``), so this is a wrong inflection;
-* ``drop`` — the token is left out;
+* ``drop`` — the token is left out (never every token: a sentence keeps its last
+  dropped word, translated, rather than come back empty);
 * ``untranslated`` — the source token is copied as it is;
 * ``reorder`` — after the word choices, each pair of adjacent output tokens is
   swapped with this probability (a swapped token is not swapped again).
@@ -169,10 +170,12 @@ def noisy_words(tokens: Sequence[str], confusions: Confusions, rates: ErrorRates
     draws = rng.random(len(tokens))
     picks = rng.random(len(tokens))
     out: list[str] = []
+    last_dropped: str | None = None
     for tok, u, v in zip(tokens, draws, picks):
         kind = TOKEN_ERRORS[int(np.searchsorted(edges, u, side="right"))] if u < edges[-1] else None
         correct = d.first(tok) or tok
         if kind == "drop":
+            last_dropped = correct
             continue
         if kind == "untranslated":
             out.append(tok)
@@ -180,6 +183,9 @@ def noisy_words(tokens: Sequence[str], confusions: Confusions, rates: ErrorRates
         cands = confusions.sense(tok) if kind == "wrong_sense" else \
             confusions.agreement(tok) if kind == "wrong_agreement" else []
         out.append(cands[int(v * len(cands))] if cands else correct)
+    if not out and last_dropped is not None:
+        # MT drops words, not whole sentences: a caption never comes back empty
+        out.append(last_dropped)
     if rates.reorder > 0 and len(out) > 1:
         swaps = rng.random(len(out) - 1)
         i = 0
