@@ -34,7 +34,7 @@ from polyvse import LANGUAGES
 from polyvse.errors import InputError
 from polyvse.text.tokenize import UNSEGMENTED, tokenize
 from polyvse.translate.backend import TranslationBackend, register
-from polyvse.translate.errors import Confusions, ErrorRates, noisy_words, sentence_rng
+from polyvse.translate.errors import ERROR_MODEL_VERSION, Confusions, ErrorRates, noisy_words, sentence_rng
 from polyvse.translate.muse import MuseDictionary, discover_dictionaries, parse_pair_name
 
 # A zh/ja dictionary word longer than this is not tried by the greedy segmenter:
@@ -185,11 +185,11 @@ class DictionaryBackend(TranslationBackend):
     def cache_key(self, src: str, tgt: str) -> str:
         """``dictionary:<hash of the dictionary files on the route>``: edited files never hit stale entries.
 
-        With errors, ``:errors=<rates>:seed=<seed>`` follows, so a changed rate or
-        seed never reuses translations made under others; without errors the key is
+        With errors, ``:errors=v<model version>,<rates>:seed=<seed>`` follows, so a changed
+        rate, seed or error model never reuses translations made under others; without errors the key is
         the clean backend's, whose output is unchanged.
         """
-        return self._dictionary_key(src, tgt) + (f":errors={self.errors.key()}:seed={self.seed}"
+        return self._dictionary_key(src, tgt) + (f":errors=v{ERROR_MODEL_VERSION},{self.errors.key()}:seed={self.seed}"
                                                  if self.errors.active else "")
 
     def _dictionary_key(self, src: str, tgt: str) -> str:

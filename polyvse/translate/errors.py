@@ -52,6 +52,11 @@ LEMMA_MAX_SUFFIX = 2
 
 TOKEN_ERRORS: tuple[str, ...] = ("wrong_sense", "wrong_agreement", "drop", "untranslated")
 
+ERROR_MODEL_VERSION = 2
+"""Part of the translation cache key: raised whenever :func:`noisy_words` changes what it
+outputs for the same rates and seed, so that cached translations of an older model are
+not reused (2: a sentence is never dropped whole)."""
+
 
 @dataclass(frozen=True)
 class ErrorRates:
