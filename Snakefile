@@ -2,12 +2,12 @@
 # The rules are thin: inputs, outputs, resources, a log and one script each;
 # all logic lives in the polyvse library (tests/ covers it).
 
-from snakemake.utils import min_version
+from snakemake.utils import min_version, update_config
 
 min_version("9.0")
 
 
-from polyvse.config_files import load_config_file
+from polyvse.config_files import load_config_file, typed_overrides
 from polyvse.errors import ConfigFileError
 
 # The default config is the embedded synthetic data. A --configfile replaces it
@@ -26,6 +26,13 @@ except ConfigFileError as _err:
 if not workflow.overwrite_configfiles:
 
     configfile: "config/config.yaml"
+
+
+# --config training='{epochs: 30}' arrives with its nested values as text ('30');
+# typed again as a config file would type them, they override the config's.
+_overrides = typed_overrides(workflow.config_settings.config)
+if _overrides:
+    update_config(config, _overrides)
 
 
 include: "rules/common.smk"

@@ -205,3 +205,36 @@ def schema_violation(config: Mapping, schema: Mapping) -> ConfigError | None:
     if len(message) > 160 or "\n" in message:
         message = f"{_short.repr(error.instance)} fails {error.validator} {_short.repr(error.validator_value)}"
     return ConfigError(where or "(top level)", message)
+
+
+def _typed_scalar(value: str) -> Any:
+    """A ``--config`` value snakemake left as text, read as YAML would read it in a config file."""
+    try:
+        typed = yaml.load(value, Loader=StrictLoader)
+    except yaml.YAMLError:
+        return value
+    if isinstance(typed, str):  # YAML 1.1 reads 1e-3 as text; a config file would mean the number
+        try:
+            return float(typed) if re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+", typed) else typed
+        except ValueError:
+            return typed
+    return typed if isinstance(typed, (int, float, bool)) or typed is None else value
+
+
+def typed_overrides(overrides: Any) -> Any:
+    """``--config`` overrides with the values inside nested mappings and lists typed.
+
+    Snakemake parses ``--config training='{epochs: 30}'`` with YAML's BaseLoader,
+    which keeps every nested value as text ("30"), and the schema then rejects
+    it; a value at the top level is already typed. Nested text is read again as
+    a config file would read it (``30`` → 30, ``true`` → True, ``1e-3`` → 0.001,
+    ``null`` → None); anything else stays text.
+    """
+    def walk(node: Any, nested: bool) -> Any:
+        if isinstance(node, Mapping):
+            return {k: walk(v, True) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v, True) for v in node]
+        return _typed_scalar(node) if nested and isinstance(node, str) else node
+
+    return walk(overrides, False)
