@@ -118,6 +118,7 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "table1": lambda s: _read(s, "table1.md"),
     "speech_summary": lambda s: speech_summary(s, SPEECH_TABLES),
     "mlmme_table1": lambda s: _read(s, "mlmme_table1.md"),
+    "data_stats": lambda s: _read(s, "data_stats.md"),
 }
 
 
