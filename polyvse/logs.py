@@ -10,12 +10,18 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from polyvse.errors import InputError
+
 
 @contextlib.contextmanager
 def job_log(path: str | Path, name: str) -> Iterator[logging.Logger]:
     """Send logging and stderr (tqdm progress, warnings) to ``path`` for the
     duration of the block; log the job's wall time; re-raise any error after
-    writing its message to the log."""
+    writing its message to the log.
+
+    Bad input (:class:`~polyvse.errors.InputError`: it names the file and line or
+    the key) ends the job with its one-line message on stderr and exit status 1,
+    without a traceback: the traceback says where the check is, not what is wrong."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     stream = open(path, "a", encoding="utf-8", buffering=1)
@@ -32,6 +38,10 @@ def job_log(path: str | Path, name: str) -> Iterator[logging.Logger]:
     try:
         yield logger
         logger.info("done in %.1f s", time.perf_counter() - t0)
+    except InputError as exc:
+        logger.error("failed after %.1f s: %s", time.perf_counter() - t0, exc)
+        print(f"polyvse: {exc}", file=old_stderr)
+        raise SystemExit(1) from None
     except BaseException as exc:
         logger.error("failed after %.1f s: %s: %s", time.perf_counter() - t0, type(exc).__name__, exc)
         raise

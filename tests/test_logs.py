@@ -1,0 +1,30 @@
+"""A job's log (polyvse.logs.job_log): bad input ends a job in one line, other errors keep their traceback."""
+
+import subprocess
+import sys
+
+SCRIPT = """
+from polyvse.errors import InputError
+from polyvse.logs import job_log
+with job_log({log!r}, "demo"):
+    raise {error}
+"""
+
+
+def run_job(tmp_path, error: str) -> subprocess.CompletedProcess:
+    code = SCRIPT.format(log=str(tmp_path / "job.log"), error=error)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def test_bad_input_ends_the_job_in_one_line_without_a_traceback(tmp_path):
+    done = run_job(tmp_path, "InputError('data/captions.tsv', 'empty caption text', line=12)")
+    assert done.returncode == 1
+    assert done.stderr == "polyvse: data/captions.tsv:12: empty caption text\n"
+    log = (tmp_path / "job.log").read_text()
+    assert "ERROR polyvse.demo: failed after" in log and "data/captions.tsv:12: empty caption text" in log
+
+
+def test_a_bug_keeps_its_traceback(tmp_path):
+    done = run_job(tmp_path, "KeyError('model')")
+    assert done.returncode == 1 and "Traceback" in done.stderr and "KeyError" in done.stderr
+    assert "failed after" in (tmp_path / "job.log").read_text()
