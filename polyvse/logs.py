@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from polyvse.errors import InputError
+from polyvse.stopping import exit_on_sigterm
 
 
 @contextlib.contextmanager
@@ -24,6 +25,7 @@ def job_log(path: str | Path, name: str) -> Iterator[logging.Logger]:
     without a traceback: the traceback says where the check is, not what is wrong."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    exit_on_sigterm()  # a stopped workflow terminates its jobs: unwind, removing temporary files
     stream = open(path, "a", encoding="utf-8", buffering=1)
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))

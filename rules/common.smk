@@ -28,6 +28,7 @@ from polyvse.config_files import located, schema_violation
 from polyvse.data.adapters import raw_files
 from polyvse.errors import ConfigFileError
 from polyvse.runlock import claim_directory, release_directory
+from polyvse.stopping import stop_jobs_on_signals
 from polyvse.train.families import variant_needs
 from polyvse.train.mlmme_runs import check_mlmme_config
 from polyvse.train.translator_runs import check_translator_config, needs_source_model
@@ -329,6 +330,11 @@ def _record_run():
         if f.tell() == 0:
             f.write("started\tfinished\twall_s\tcommit\thost\n")
         f.write("\t".join(row) + "\n")
+
+
+onstart:
+    # after snakemake's own SIGTERM handler (which waits for running jobs): stop them
+    stop_jobs_on_signals()
 
 
 onsuccess:

@@ -73,3 +73,4 @@ def test_a_lock_held_from_another_host_is_left_to_snakemake(tmp_path):
     write_owner(sm / RUNS_DIR / f"{remote.host}.{remote.pid}.json", remote)
     assert claim_directory(sm) is None
     assert (sm / "locks" / "0.output.lock").exists()
+

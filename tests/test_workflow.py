@@ -35,6 +35,8 @@ def workdir(tmp_path_factory) -> Path:
     # a variant no report uses, trained longer, for the kill-and-resume test
     config["variants"]["embn_resume"] = {"model": "embn", "dataset": "m30k", "train_langs": ["en", "de"],
                                          "training_options": {"epochs": 6}}
+    config["variants"]["embn_stop"] = {"model": "embn", "dataset": "m30k", "train_langs": ["en"],
+                                       "training_options": {"epochs": 6}}
     (d / "config.yaml").write_text(yaml.safe_dump(config))
     return d
 
@@ -80,6 +82,58 @@ def training_processes(session: int) -> list[int]:
         if "train.py" in cmdline and "snakemake " not in cmdline:
             found.append(int(entry.name))
     return found
+
+
+def session_processes(session: int) -> list[str]:
+    """Command lines of the living (non-zombie) processes of ``session``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getsid(int(entry.name)) != session:
+                continue
+            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except (OSError, ProcessLookupError):
+            continue
+    return found
+
+
+def test_sigterm_stops_the_running_jobs_and_the_next_run_resumes(workdir):
+    target = "results/m30k/models/embn_stop/model.pt"
+    model_dir = workdir / "results/m30k/models/embn_stop"
+    cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", "config.yaml", "--cores", "1", target]
+    proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    deadline = time.time() + 300
+    epochs_file = model_dir / "checkpoint" / "epochs.tsv"
+    while time.time() < deadline:
+        if epochs_file.exists() and len(pd.read_csv(epochs_file, sep="\t")) >= 1:
+            break
+        assert proc.poll() is None, "the training finished or failed before it could be stopped"
+        time.sleep(0.2)
+    assert training_processes(proc.pid), "no training process found"
+    os.kill(proc.pid, signal.SIGTERM)  # to snakemake alone, as `kill <pid>` or a scheduler's stop sends it
+    stopped = time.time()
+    while time.time() - stopped < 10 and any("polyvse" in c or "train.py" in c for c in session_processes(proc.pid)):
+        time.sleep(0.2)
+    left = [c for c in session_processes(proc.pid) if "polyvse" in c or "train.py" in c]
+    assert not left, f"still running 10 s after SIGTERM: {left}"
+    assert proc.wait(timeout=60) != 0
+    assert "SIGTERM received: stopping the running jobs" in proc.stderr.read()
+    assert not (workdir / target).exists()
+    assert not [p for p in model_dir.rglob(".*") if p.is_file()], "a temporary file was left behind"
+    before = pd.read_csv(epochs_file, sep="\t")
+
+    run = snakemake(workdir, "--cores", "1", target)
+    assert run.returncode == 0, run.stderr[-4000:]
+    log = (workdir / "logs/m30k/train_embn_stop.log").read_text()
+    assert f"after epoch {len(before)}" in log and "resumed from checkpoint" in log
+    after = pd.read_csv(model_dir / "epochs.tsv", sep="\t")
+    assert list(after["epoch"]) == [1, 2, 3, 4, 5, 6]
+    pd.testing.assert_frame_equal(after.iloc[: len(before)], before)  # the epochs before the stop are kept
 
 
 def test_killed_run_resumes_from_its_checkpoint_with_the_same_command(workdir):
