@@ -70,3 +70,19 @@ def test_parameters_an_evaluation_protocol_adds_are_counted():
     table, _ = smalr_table(rows, evals, PARAMS, human_langs=["en", "de"])
     assert table.iloc[0]["params_test"] == 50 and table.iloc[1]["params_test"] == 50 + 352
     assert table.iloc[1]["params_train"] == 7_100_000 + 352 and table.iloc[1]["HA"] == 75.0
+
+
+def test_a_four_language_dataset_gets_four_columns_and_a_filled_average():
+    """Real Multi30K has en, de, fr, cs only: no empty columns for the other six, and A is their mean."""
+    rows = [{"name": "EmbN", "variant": "a"}]
+    evals = {("a", "direct"): ev({"en": 60.0, "de": 50.0, "fr": 40.0, "cs": 30.0})}
+    table, translated = smalr_table(rows, evals, PARAMS, human_langs=["en", "de", "fr", "cs"],
+                                    langs=["en", "de", "fr", "cs"])
+    assert list(table.columns) == ["model", "En", "De", "Fr", "Cs", "HA", "A", "params_train", "params_test"]
+    assert table.iloc[0]["A"] == 45.0 == table.iloc[0]["HA"] and translated == []
+    # a two-language subset, given in another order, keeps SMALR's column order
+    table, _ = smalr_table(rows, {("a", "direct"): ev({"en": 60.0, "de": 50.0})}, PARAMS, human_langs=["en", "de"],
+                           langs=["de", "en"])
+    assert list(table.columns)[:4] == ["model", "En", "De", "HA"] and table.iloc[0]["A"] == 55.0
+    with pytest.raises(ValueError, match="no SMALR table column for language"):
+        smalr_table(rows, evals, PARAMS, human_langs=["en"], langs=["en", "hi"])

@@ -21,7 +21,8 @@ with job_log(snakemake.log[0], "table") as log:
     elif rep["layout"] == "mule":
         table, translated = mule_table(rep["rows"], evals, params, datasets[rep["dataset"]]["human_langs"]), []
     else:
-        table, translated = smalr_table(rep["rows"], evals, params, datasets[rep["dataset"]]["human_langs"])
+        ds = datasets[rep["dataset"]]
+        table, translated = smalr_table(rep["rows"], evals, params, ds["human_langs"], ds["langs"])
     notes = [dataset_note(name, ds) for name, ds in datasets.items()] + list(rep.get("notes", []))
     if snakemake.params.mt_datasets:  # rows trained or tested on MT: say how good the MT was
         notes.append(mt_footnote({ds: read_mt_quality(p) for ds, p in

@@ -58,18 +58,26 @@ def row_cells(row: Mapping, evals: Mapping[tuple[str, str], pd.DataFrame],
 
 
 def smalr_table(rows: Sequence[Mapping], evals: Mapping[tuple[str, str], pd.DataFrame],
-                params: Mapping[str, Mapping], human_langs: Sequence[str]) -> tuple[pd.DataFrame, list[str]]:
+                params: Mapping[str, Mapping], human_langs: Sequence[str],
+                langs: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Build the table; also return the languages tested on translations.
 
     rows: config rows (``name``, ``variant`` or ``per_language``, ``protocol``);
     evals: (variant, protocol) → evaluation frame (lang, test_source, mR, …);
-    params: variant → {params_train, params_test}.
+    params: variant → {params_train, params_test}; langs: the dataset's languages
+    (default: SMALR's ten). The table has a column for each of ``langs`` in SMALR's
+    order, HA averages ``human_langs`` and A every one of ``langs``, each only when
+    the row has them all: a dataset of four languages gets four columns and a filled A.
     """
+    known = dict(SMALR_LANGS)
+    if langs is not None and (unknown := [l for l in langs if l not in known]):
+        raise ValueError(f"no SMALR table column for language(s) {', '.join(unknown)}")
+    columns = [(c, col) for c, col in SMALR_LANGS if langs is None or c in langs]
     out, translated = [], set()
     for row in rows:
         cells, params_train, params_test = row_cells(row, evals, params)
         rec: dict[str, object] = {"model": row["name"]}
-        for code, col in SMALR_LANGS:
+        for code, col in columns:
             if code in cells:
                 rec[col] = round(float(cells[code][0]), 1)
                 if cells[code][1] == "mt":
@@ -78,12 +86,12 @@ def smalr_table(rows: Sequence[Mapping], evals: Mapping[tuple[str, str], pd.Data
                 rec[col] = np.nan
         ha = [cells[l][0] for l in human_langs if l in cells]
         rec["HA"] = round(float(np.mean(ha)), 1) if human_langs and len(ha) == len(human_langs) else np.nan
-        every = [cells[c][0] for c, _ in SMALR_LANGS if c in cells]
-        rec["A"] = round(float(np.mean(every)), 1) if len(every) == len(SMALR_LANGS) else np.nan
+        every = [cells[c][0] for c, _ in columns if c in cells]
+        rec["A"] = round(float(np.mean(every)), 1) if len(every) == len(columns) else np.nan
         rec["params_train"], rec["params_test"] = params_train, params_test
         out.append(rec)
-    table = pd.DataFrame(out, columns=["model", *[c for _, c in SMALR_LANGS], "HA", "A", "params_train", "params_test"])
-    return table, [c for c, _ in SMALR_LANGS if c in translated]
+    table = pd.DataFrame(out, columns=["model", *[c for _, c in columns], "HA", "A", "params_train", "params_test"])
+    return table, [c for c, _ in columns if c in translated]
 
 
 def mule_table(rows: Sequence[Mapping], evals: Mapping[tuple[str, str], pd.DataFrame],
