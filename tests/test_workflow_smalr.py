@@ -22,14 +22,8 @@ pytestmark = pytest.mark.workflow
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    d = tmp_path_factory.mktemp("wf_smalr")
-    (d / "config.yaml").write_text(TINY.read_text())
-    cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", str(d / "config.yaml"), "--cores", "2"]
-    done = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
-    assert done.returncode == 0, done.stderr[-4000:]
-    return d
+def run(smalr_run):
+    return smalr_run  # tests/conftest.py: one uninterrupted run, shared with tests/test_faults.py
 
 
 def test_smalr_table_rows_protocols_and_parameter_counts(run):
