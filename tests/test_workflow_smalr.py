@@ -4,19 +4,11 @@ the two SMALR figures on a tiny config, run by snakemake as a user runs it."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from polyvse.io import load_torch
-
-REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-TINY = REPO / "tests" / "configs" / "tiny_smalr.yaml"
 
 pytestmark = pytest.mark.workflow
 
