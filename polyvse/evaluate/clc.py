@@ -28,7 +28,7 @@ from torch import Tensor, nn
 from polyvse.evaluate.embed import embed_images, embed_sentences
 from polyvse.evaluate.retrieval import RetrievalResult, bidirectional_retrieval
 from polyvse.models.clc import CLCClassifier, clc_average, fit_clc
-from polyvse.train.data import encode_captions
+from polyvse.text.encoded import encode_captions
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ import torch
 from torch import Tensor, nn
 
 from polyvse.evaluate.retrieval import RetrievalResult, bidirectional_retrieval
-from polyvse.train.data import EncodedCaptions
+from polyvse.text.encoded import EncodedCaptions
 
 
 @torch.no_grad()

@@ -26,7 +26,7 @@ from polyvse.evaluate.retrieval import KS
 from polyvse.errors import InputError
 from polyvse.models.mlmme import MLMME
 from polyvse.text.vocab import Vocabulary
-from polyvse.train.data import encode_captions
+from polyvse.text.encoded import encode_captions
 
 COLUMNS: tuple[str, ...] = ("task", "query", "target", *(f"r{k}" for k in KS), "medr", "n_queries")
 IMAGE = "image"

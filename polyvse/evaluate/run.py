@@ -12,7 +12,7 @@ from torch import nn
 
 from polyvse.evaluate.embed import retrieval_for
 from polyvse.text.vocab import Vocabulary
-from polyvse.train.data import encode_captions
+from polyvse.text.encoded import encode_captions
 
 log = logging.getLogger(__name__)
 
