@@ -27,6 +27,7 @@ from polyvse.config import (
 from polyvse.config_files import located, schema_violation
 from polyvse.data.adapters import raw_files
 from polyvse.errors import ConfigFileError
+from polyvse.needs import HOW_TO_TRANSLATE, mt_available, prune_to_available
 from polyvse.runlock import claim_directory, release_directory
 from polyvse.stopping import stop_jobs_on_signals
 from polyvse.train.families import variant_needs
@@ -52,6 +53,17 @@ try:
 except ConfigError as _err:
     _err = located(_err, CONFIG_SOURCES, workflow.config_settings.config)
     raise ConfigFileError(_err.where, _err.reason, _err.line) from None
+
+# Only what a row needs: without machine translation (the offline dictionary backend
+# and no dictionaries, on real data) the rows, figure points and Translator curve that
+# need it are left out, said here before any job starts (polyvse.needs).
+_available, _left_out = prune_to_available(config)
+if _left_out:
+    config.clear()
+    config.update(_available)
+    if workflow.is_main_process:
+        print("polyvse: no machine translation or dictionaries for this data; left out of this run:\n  "
+              + "\n  ".join(_left_out) + f"\n  to run them: {HOW_TO_TRANSLATE}", file=sys.stderr)
 
 R = config["results_dir"]
 BACKBONE = config["image_features"]["backbone"]
@@ -200,13 +212,15 @@ def train_inputs(wildcards):
     needs = variant_needs(variant_settings(config, wildcards.variant))
     # Word vectors come from FastText on the largest training corpus, human + MT captions
     # (a stand-in for the papers' pretrained cc.{lang}.300 vectors): one table per language
-    # serves every variant, whatever its captions (its vocabulary is a subset).
+    # serves every variant, whatever its captions (its vocabulary is a subset). Without MT
+    # the human captions are the largest corpus.
+    origin = "augmented" if mt_available(config, ds) else "human"
     if needs.fasttext_langs:
-        inputs["fasttext"] = expand(f"{R}/{ds}/fasttext/augmented/{{lang}}.npy", lang=needs.fasttext_langs)
-        inputs["fasttext_vocab"] = expand(f"{R}/{ds}/vocab/augmented/{{lang}}.tsv", lang=needs.fasttext_langs)
+        inputs["fasttext"] = expand(f"{R}/{ds}/fasttext/{origin}/{{lang}}.npy", lang=needs.fasttext_langs)
+        inputs["fasttext_vocab"] = expand(f"{R}/{ds}/vocab/{origin}/{{lang}}.tsv", lang=needs.fasttext_langs)
     if needs.pca_dim:
-        inputs["pca"] = expand(f"{R}/{ds}/fasttext/augmented/{{lang}}.pca{needs.pca_dim}.npy", lang=needs.pca_langs)
-        inputs["fasttext_vocab"] = expand(f"{R}/{ds}/vocab/augmented/{{lang}}.tsv", lang=needs.pca_langs)
+        inputs["pca"] = expand(f"{R}/{ds}/fasttext/{origin}/{{lang}}.pca{needs.pca_dim}.npy", lang=needs.pca_langs)
+        inputs["fasttext_vocab"] = expand(f"{R}/{ds}/vocab/{origin}/{{lang}}.tsv", lang=needs.pca_langs)
     if needs.pretrain:
         inputs["pretrain"] = f"{R}/{ds}/pretrain/{needs.pretrain}.pt"
     if needs.dictionaries:

@@ -17,6 +17,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("io", "stopping", "runlock", "schema_doc"),
     ("logs",),
     ("config",),
+    ("needs",),
     ("data", "text", "translate", "features", "speech"),
     ("align", "losses"),
     ("models",),
