@@ -27,6 +27,7 @@ rule dictionaries:
     params:
         langs=lambda wc: config["datasets"][wc.dataset]["langs"],
         adapter=lambda wc: config["datasets"][wc.dataset]["adapter"],
+        lexicon=lambda wc: (config["datasets"][wc.dataset].get("synthetic") or {}).get("lexicon", "closed"),
     threads: 1
     resources:
         mem_mb=500,

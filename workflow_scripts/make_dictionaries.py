@@ -15,7 +15,7 @@ with job_log(snakemake.log[0], "dictionaries") as log:
     out = Path(snakemake.output[0])
     tmp = Path(tempfile.mkdtemp(prefix=".dictionaries.", dir=out.parent))
     try:
-        paths = write_dictionaries(tmp, snakemake.params.langs)
+        paths = write_dictionaries(tmp, snakemake.params.langs, snakemake.params.lexicon)  # the captions' lexicon
         tmp.rename(out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
