@@ -67,26 +67,9 @@ def test_tiny_workflow_writes_table2(workdir):
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 
 
-def training_processes(session: int) -> list[int]:
-    """Processes of ``session`` running the train rule's script."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if os.getsid(int(entry.name)) != session:
-                continue
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except (OSError, ProcessLookupError):
-            continue
-        if "train.py" in cmdline and "snakemake " not in cmdline:
-            found.append(int(entry.name))
-    return found
-
-
-def session_processes(session: int) -> list[str]:
-    """Command lines of the living (non-zombie) processes of ``session``."""
-    found = []
+def session_processes(session: int) -> dict[int, str]:
+    """Process id → command line of the living (non-zombie) processes of ``session``."""
+    found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -95,10 +78,16 @@ def session_processes(session: int) -> list[str]:
                 continue
             if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
                 continue
-            found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+            found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except (OSError, ProcessLookupError):
             continue
     return found
+
+
+def training_processes(session: int) -> list[int]:
+    """Processes of ``session`` running the train rule's script."""
+    return [pid for pid, cmdline in session_processes(session).items()
+            if "train.py" in cmdline and "snakemake " not in cmdline]
 
 
 def test_sigterm_stops_the_running_jobs_and_the_next_run_resumes(workdir):
@@ -117,9 +106,10 @@ def test_sigterm_stops_the_running_jobs_and_the_next_run_resumes(workdir):
     assert training_processes(proc.pid), "no training process found"
     os.kill(proc.pid, signal.SIGTERM)  # to snakemake alone, as `kill <pid>` or a scheduler's stop sends it
     stopped = time.time()
-    while time.time() - stopped < 10 and any("polyvse" in c or "train.py" in c for c in session_processes(proc.pid)):
+    while time.time() - stopped < 10 and any("polyvse" in c or "train.py" in c
+                                              for c in session_processes(proc.pid).values()):
         time.sleep(0.2)
-    left = [c for c in session_processes(proc.pid) if "polyvse" in c or "train.py" in c]
+    left = [c for c in session_processes(proc.pid).values() if "polyvse" in c or "train.py" in c]
     assert not left, f"still running 10 s after SIGTERM: {left}"
     assert proc.wait(timeout=60) != 0
     assert "SIGTERM received: stopping the running jobs" in proc.stderr.read()
