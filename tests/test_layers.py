@@ -22,7 +22,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("align", "losses"),
     ("models",),
     ("train", "evaluate"),
-    ("report", "config_files"),
+    ("report", "config_files", "query"),
+    ("cli",),
 )
 LAYER = {package: i for i, packages in enumerate(LAYERS) for package in packages}
 

@@ -3,6 +3,7 @@ directory, as a user runs it."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -231,3 +232,65 @@ def test_googletrans_without_network_fails_in_bounded_time_leaving_nothing(tmp_p
     assert "googletrans" in log and ("ConnectError" in log or "network" in log.lower()), log[-2000:]
     leftovers = [p.name for p in (tmp_path / "results/m30k").iterdir() if "augmented" in p.name]
     assert leftovers == []
+
+
+def polyvse_query(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    cli = str(Path(sys.executable).with_name("polyvse"))
+    return subprocess.run([cli, "query", *args], cwd=workdir, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+
+
+def test_polyvse_query_searches_a_trained_model(workdir, tmp_path, capsys, monkeypatch):
+    model = "results/m30k/models/embn_de"
+    built = snakemake(workdir, "--cores", "2", f"{model}/model.pt")
+    assert built.returncode == 0, built.stderr[-3000:]
+    test_ids = set(pd.read_parquet(workdir / "results/m30k/images.parquet").query("split == 'test'")["image_id"])
+
+    # the console script, as a user types it
+    text = polyvse_query(workdir, model, "--text", "ein roter Kreis", "--lang", "de", "-k", "3", "--json",
+                         "--sheet", str(tmp_path / "sheet.png"))
+    assert text.returncode == 0, text.stderr
+    found = json.loads(text.stdout)["results"]
+    assert [h["rank"] for h in found] == [1, 2, 3] and {h["id"] for h in found} <= test_ids
+    assert found[0]["score"] >= found[1]["score"] >= found[2]["score"]
+    assert (workdir / model / "query" / "test_images.npz").is_file()  # cached beside the model
+    from PIL import Image
+
+    with Image.open(tmp_path / "sheet.png") as sheet:
+        assert sheet.width > 3 * sheet.height > 0  # the query and three results side by side
+
+    # the rest in this process (polyvse.cli.main is what the script runs)
+    from polyvse.cli import main
+
+    monkeypatch.chdir(workdir)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main(["query", *args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    code, out, _ = run(model, "--image", found[0]["path"], "-k", "2")
+    assert code == 0 and len(out.strip().splitlines()) == 3 and "#de" in out  # an image retrieves captions
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for h in found[:2]:
+        shutil.copy(workdir / h["path"], folder / Path(h["path"]).name)
+    code, first, _ = run(model, "--text", "ein roter Kreis", "--lang", "de", "--images", str(folder))
+    assert code == 0 and "top 2 of 2" in first
+    cache = folder / ".polyvse" / "efficientnet_lite0.npz"
+    stamp = cache.stat().st_mtime_ns
+    code, again, _ = run(model, "--text", "ein roter Kreis", "--lang", "de", "--images", str(folder))
+    assert again == first and cache.stat().st_mtime_ns == stamp  # the folder's features come from the cache
+
+    (tmp_path / "broken.png").write_bytes(b"not a picture")
+    bad = {
+        ("results/m30k", "--text", "x", "--lang", "de"): "not a trained model's directory",
+        (model, "--text", "a red circle", "--lang", "en"): "the model knows de, not 'en'",
+        (model, "--text", "  ", "--lang", "de"): "empty query",
+        (model, "--image", str(tmp_path / "broken.png")): "not a readable image",
+        (model, "--audio", str(tmp_path / "broken.png"), "--lang", "de"): "spoken queries need",
+    }
+    for args, message in bad.items():
+        code, out, err = run(*args)
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1, (args, err)

@@ -1,0 +1,78 @@
+"""The ``polyvse`` command: ``polyvse query`` searches a trained model (polyvse.query)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from polyvse.errors import InputError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="polyvse", description="Multilingual, visually grounded embeddings.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    q = sub.add_parser("query", help="search a trained model with a sentence or an image",
+                       description="Search a trained text model (results/{dataset}/models/{variant}/): a sentence "
+                                   "retrieves images, an image retrieves captions (or, with --images, images).")
+    q.add_argument("model", type=Path, help="the model's directory, results/{dataset}/models/{variant}")
+    what = q.add_mutually_exclusive_group(required=True)
+    what.add_argument("--text", help="a sentence in one of the model's languages (give --lang)")
+    what.add_argument("--image", type=Path, help="an image file")
+    what.add_argument("--audio", type=Path, help="a spoken query (wav; give --lang)")
+    q.add_argument("--lang", help="the language of --text or --audio")
+    q.add_argument("--images", type=Path, help="search this folder of images instead of the test split")
+    q.add_argument("-k", type=int, default=5, help="how many results (default 5)")
+    q.add_argument("--json", action="store_true", help="print the results as JSON")
+    q.add_argument("--sheet", type=Path, help="draw the query and its results into this PNG")
+    return parser
+
+
+def query(args: argparse.Namespace) -> int:
+    from polyvse import query as q
+
+    if args.k < 1:
+        raise InputError("-k", f"expected a positive number of results, got {args.k}")
+    if args.audio is not None:
+        raise InputError("--audio", "spoken queries need a grounded-speech model; this command searches text models "
+                                    "only so far")
+    tm = q.open_model(args.model)
+    if args.text is not None:
+        if not args.lang:
+            raise InputError("--lang", "a --text query needs its language")
+        vector = q.embed_text(tm, args.text, args.lang)
+        index = q.folder_images(tm, args.images) if args.images else q.test_images(tm)
+        shown = f'"{args.text}" ({args.lang})'
+    else:
+        vector = q.embed_image_file(tm, args.image)
+        index = q.folder_images(tm, args.images) if args.images else q.test_captions(tm)
+        shown = str(args.image)
+    hits = q.top_k(vector, index, args.k)
+    if args.json:
+        print(json.dumps({"model": str(args.model), "query": shown,
+                          "results": [h.__dict__ for h in hits]}, ensure_ascii=False, indent=1))
+    else:
+        print(f"{shown} → top {len(hits)} of {len(index.ids)} in {args.images or 'the test split'}:")
+        for h in hits:
+            print(f"{h.rank:3d}  {h.score:+.3f}  {h.id}  {h.path or h.text}")
+    if args.sheet:
+        from polyvse.report.sheet import query_sheet
+
+        query_sheet(args.sheet, args.text, args.image, hits)
+        print(f"sheet: {args.sheet}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return query(args)
+    except InputError as err:
+        print(f"polyvse: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,214 @@
+"""Searching a trained text model: a sentence in any of its languages, or an image, against the test
+split of its dataset or a folder of the user's own images.
+
+A model directory is ``results/{dataset}/models/{variant}/`` (``model.pt`` written by the train rule);
+its dataset directory ``results/{dataset}/`` holds the images table, the image features of the run's
+backbone and the captions. The test images' embeddings are computed once and cached beside the model
+(``query/test_images.npz``); a folder's image features are extracted with the same backbone and
+cached in the folder (``.polyvse/{backbone}.npz``, keyed by file name, size and modification time),
+so a second query is fast. Every bad input raises :class:`~polyvse.errors.InputError` naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from polyvse.errors import InputError
+from polyvse.evaluate.embed import embed_images, embed_sentences
+from polyvse.io import atomic_path, load_torch
+from polyvse.models.registry import model_from_checkpoint
+from polyvse.text.encoded import encode_captions
+from polyvse.text.vocab import Vocabulary
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp")
+
+
+@dataclass
+class TrainedModel:
+    """A trained model with what a query needs: its vocabulary, sentence length and dataset directory."""
+
+    directory: Path
+    model: nn.Module
+    vocab: Vocabulary
+    max_len: int
+    dataset_dir: Path
+    image_dim: int
+
+    @property
+    def langs(self) -> list[str]:
+        return list(self.vocab.langs)
+
+
+@dataclass
+class Index:
+    """Searchable items: ``ids`` and ``paths`` (images) or ``texts`` (captions), embeddings ``(N, J)``."""
+
+    ids: list[str]
+    embeddings: torch.Tensor
+    paths: list[str]
+    texts: list[str]
+
+
+@dataclass(frozen=True)
+class Hit:
+    rank: int
+    id: str
+    score: float
+    path: str = ""
+    text: str = ""
+
+
+def open_model(directory: str | Path) -> TrainedModel:
+    """Load ``directory/model.pt`` (weights only) and locate its dataset directory."""
+    directory = Path(directory)
+    path = directory / "model.pt"
+    if not path.is_file():
+        raise InputError(directory, "not a trained model's directory (no model.pt; models are in "
+                                    "results/{dataset}/models/{variant}/)")
+    saved = load_torch(path)
+    if not isinstance(saved, dict) or "family" not in saved or "vocab" not in saved:
+        raise InputError(path, "not a text model written by the train rule (a speech or MLMME model is not "
+                               "searchable here)")
+    model, vocab = model_from_checkpoint(saved)
+    if not isinstance(vocab, Vocabulary):
+        raise InputError(path, f"a {saved['family']} model reads characters, not words: not searchable here")
+    model.eval()
+    dataset_dir = directory.parent.parent
+    if not (dataset_dir / "images.parquet").is_file():
+        raise InputError(directory, f"its dataset directory {dataset_dir} has no images.parquet")
+    return TrainedModel(directory, model, vocab, int(saved["max_len"]), dataset_dir,
+                        int(saved["config"].get("image_dim", 0)))
+
+
+def features_file(tm: TrainedModel) -> tuple[Path, str]:
+    """The run's image features that fit the model (``image_features/{backbone}.npy``) and the backbone."""
+    found = []
+    for npy in sorted((tm.dataset_dir / "image_features").glob("*.npy")):
+        if (npy.with_suffix(".ids.txt")).is_file() and np.load(npy, mmap_mode="r").shape[1] == tm.image_dim:
+            found.append(npy)
+    if not found:
+        raise InputError(tm.dataset_dir / "image_features", f"no {tm.image_dim}-D image features for this model")
+    return found[0], found[0].stem
+
+
+@torch.no_grad()
+def test_images(tm: TrainedModel) -> Index:
+    """The test split's images, embedded once and cached in ``query/test_images.npz`` beside the model."""
+    features, _ = features_file(tm)
+    images = pd.read_parquet(tm.dataset_dir / "images.parquet")
+    test = images[images["split"] == "test"].reset_index(drop=True)
+    cache = tm.directory / "query" / "test_images.npz"
+    if cache.is_file() and cache.stat().st_mtime >= (tm.directory / "model.pt").stat().st_mtime:
+        held = np.load(cache, allow_pickle=False)
+        emb = torch.from_numpy(held["embeddings"])
+        ids = [str(i) for i in held["ids"]]
+    else:
+        row_of = {img: i for i, img in enumerate((features.with_suffix(".ids.txt")).read_text().split())}
+        rows = [row_of[i] for i in test["image_id"]]
+        feats = torch.from_numpy(np.asarray(np.load(features, mmap_mode="r")[rows], dtype=np.float32))
+        emb = embed_images(tm.model, feats).cpu()
+        ids = list(test["image_id"])
+        with atomic_path(cache) as tmp:
+            np.savez(tmp, embeddings=emb.numpy(), ids=np.asarray(ids))
+    paths = [str(p if Path(p).is_absolute() else tm.dataset_dir / p) for p in test.set_index("image_id").loc[ids, "path"]]
+    return Index(ids=ids, embeddings=emb, paths=paths, texts=[""] * len(ids))
+
+
+def image_files(folder: str | Path) -> list[Path]:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(folder, "not a directory of images")
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
+    if not files:
+        raise InputError(folder, f"no image files ({', '.join(IMAGE_SUFFIXES)})")
+    return files
+
+
+def image_features(paths: list[Path], backbone: str, cache_dir: Path | None = None) -> np.ndarray:
+    """Backbone features ``(N, F)`` of image files, from ``cache_dir/{backbone}.npz`` where it has them."""
+    from polyvse.features.image import extract_features, load_backbone
+
+    keys = [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in paths]
+    cached: dict[str, np.ndarray] = {}
+    cache = cache_dir / f"{backbone}.npz" if cache_dir is not None else None
+    if cache is not None and cache.is_file():
+        held = np.load(cache, allow_pickle=False)
+        cached = dict(zip((str(k) for k in held["keys"]), held["features"]))
+    todo = [p for p, k in zip(paths, keys) if k not in cached]
+    if todo:
+        for p in todo:
+            try:
+                from PIL import Image
+
+                with Image.open(p) as img:
+                    img.verify()
+            except Exception as err:  # PIL raises many kinds for a file that is not an image
+                raise InputError(p, f"not a readable image ({type(err).__name__})") from None
+        fresh = extract_features([str(p) for p in todo], load_backbone(backbone))
+        cached.update(zip((k for p, k in zip(paths, keys) if k not in cached), fresh))
+        if cache is not None:
+            with atomic_path(cache) as tmp:
+                np.savez(tmp, keys=np.asarray(keys), features=np.stack([cached[k] for k in keys]))
+    return np.stack([cached[k] for k in keys]).astype(np.float32)
+
+
+@torch.no_grad()
+def folder_images(tm: TrainedModel, folder: str | Path) -> Index:
+    """The images of ``folder``, features cached in ``folder/.polyvse/``."""
+    files = image_files(folder)
+    _, backbone = features_file(tm)
+    feats = image_features(files, backbone, Path(folder) / ".polyvse")
+    emb = embed_images(tm.model, torch.from_numpy(feats)).cpu()
+    return Index(ids=[p.name for p in files], embeddings=emb, paths=[str(p) for p in files], texts=[""] * len(files))
+
+
+@torch.no_grad()
+def test_captions(tm: TrainedModel) -> Index:
+    """The human test captions in the model's languages (the candidates of an image query)."""
+    captions = pd.read_parquet(tm.dataset_dir / "captions.parquet")
+    keep = (captions["split"] == "test") & captions["lang"].isin(tm.langs) & (captions["origin"] == "human")
+    test = captions[keep].reset_index(drop=True)
+    index = {img: 0 for img in test["image_id"]}  # image rows are not used to embed sentences
+    emb = embed_sentences(tm.model, encode_captions(test, tm.vocab, index, tm.max_len)).cpu()
+    ids = [f"{i}#{l}{c}" for i, l, c in zip(test["image_id"], test["lang"], test["cap_idx"])]
+    return Index(ids=ids, embeddings=emb, paths=[""] * len(ids), texts=list(test["text"]))
+
+
+@torch.no_grad()
+def embed_text(tm: TrainedModel, text: str, lang: str) -> torch.Tensor:
+    """One sentence → ``(J,)``."""
+    if not text.strip():
+        raise InputError("--text", "empty query")
+    if lang not in tm.langs:
+        raise InputError("--lang", f"the model knows {', '.join(tm.langs)}, not {lang!r}")
+    frame = pd.DataFrame({"image_id": ["query"], "lang": [lang], "text": [text]})
+    enc = encode_captions(frame, tm.vocab, {"query": 0}, tm.max_len)
+    unknown = tm.vocab.stoi[(lang, "<unk>")]
+    if bool((enc.tokens[0, : int(enc.lengths[0])] == unknown).all()):
+        raise InputError("--text", f"no word of the query is in the model's {lang} vocabulary")
+    return embed_sentences(tm.model, enc)[0].cpu()
+
+
+@torch.no_grad()
+def embed_image_file(tm: TrainedModel, path: str | Path) -> torch.Tensor:
+    """One image file → ``(J,)``, its features extracted with the run's backbone."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such image file")
+    _, backbone = features_file(tm)
+    feats = image_features([path], backbone)
+    return embed_images(tm.model, torch.from_numpy(feats))[0].cpu()
+
+
+def top_k(query: torch.Tensor, index: Index, k: int) -> list[Hit]:
+    """The ``k`` best items of ``index`` for ``query`` ``(J,)`` by the model's similarity (dot product)."""
+    scores = index.embeddings @ query
+    best = torch.topk(scores, min(k, len(index.ids)))
+    return [Hit(rank=r + 1, id=index.ids[i], score=float(s), path=index.paths[i], text=index.texts[i])
+            for r, (s, i) in enumerate(zip(best.values.tolist(), best.indices.tolist()))]
