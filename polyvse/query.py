@@ -99,24 +99,27 @@ def features_file(tm: TrainedModel) -> tuple[Path, str]:
 
 @torch.no_grad()
 def test_images(tm: TrainedModel) -> Index:
-    """The test split's images, embedded once and cached in ``query/test_images.npz`` beside the model."""
-    features, _ = features_file(tm)
-    images = pd.read_parquet(tm.dataset_dir / "images.parquet")
-    test = images[images["split"] == "test"].reset_index(drop=True)
+    """The test split's images, embedded once and cached in ``query/test_images.npz`` beside the model
+    (ids, paths and embeddings: a later query reads nothing else)."""
     cache = tm.directory / "query" / "test_images.npz"
     if cache.is_file() and cache.stat().st_mtime >= (tm.directory / "model.pt").stat().st_mtime:
         held = np.load(cache, allow_pickle=False)
-        emb = torch.from_numpy(held["embeddings"])
-        ids = [str(i) for i in held["ids"]]
-    else:
-        row_of = {img: i for i, img in enumerate((features.with_suffix(".ids.txt")).read_text().split())}
-        rows = [row_of[i] for i in test["image_id"]]
-        feats = torch.from_numpy(np.asarray(np.load(features, mmap_mode="r")[rows], dtype=np.float32))
-        emb = embed_images(tm.model, feats).cpu()
-        ids = list(test["image_id"])
-        with atomic_path(cache) as tmp:
-            np.savez(tmp, embeddings=emb.numpy(), ids=np.asarray(ids))
-    paths = [str(p if Path(p).is_absolute() else tm.dataset_dir / p) for p in test.set_index("image_id").loc[ids, "path"]]
+        ids, paths = [str(i) for i in held["ids"]], [str(p) for p in held["paths"]]
+        return Index(ids=ids, embeddings=torch.from_numpy(held["embeddings"]), paths=paths, texts=[""] * len(ids))
+    features, _ = features_file(tm)
+    images = pd.read_parquet(tm.dataset_dir / "images.parquet")
+    test = images[images["split"] == "test"].reset_index(drop=True)
+    row_of = {img: i for i, img in enumerate(features.with_suffix(".ids.txt").read_text().split())}
+    missing = [i for i in test["image_id"] if i not in row_of]
+    if missing:
+        raise InputError(features, f"{len(missing)} test images have no features, e.g. {missing[0]}")
+    feats = torch.from_numpy(np.asarray(np.load(features, mmap_mode="r")[[row_of[i] for i in test["image_id"]]],
+                                        dtype=np.float32))
+    emb = embed_images(tm.model, feats).cpu()
+    ids = list(test["image_id"])
+    paths = [str(p if Path(p).is_absolute() else tm.dataset_dir / p) for p in test["path"]]
+    with atomic_path(cache) as tmp:
+        np.savez(tmp, embeddings=emb.numpy(), ids=np.asarray(ids), paths=np.asarray(paths))
     return Index(ids=ids, embeddings=emb, paths=paths, texts=[""] * len(ids))
 
 
