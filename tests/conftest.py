@@ -14,6 +14,14 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 TINY_SMALR = REPO / "tests" / "configs" / "tiny_smalr.yaml"
 
 
+def pytest_collection_modifyitems(config, items) -> None:
+    """Run the SLURM cluster tests last. Once tests/slurm/local_cluster.sh has installed SLURM,
+    every later `snakemake` start waits ~9 s: the SLURM executor plugin runs `scontrol show config`
+    when it is imported, and with the cluster down that call hangs until its timeout. On a fresh
+    CI machine, running those tests last keeps the ~25 other snakemake starts free of it."""
+    items.sort(key=lambda item: Path(str(item.fspath)).name == "test_slurm.py")  # stable: order kept otherwise
+
+
 @pytest.fixture(scope="session")
 def smalr_run(tmp_path_factory) -> Path:
     """One uninterrupted run of the workflow on tests/configs/tiny_smalr.yaml (every text stage:
