@@ -1,11 +1,13 @@
 rule pretrain:
     """SMALR's latent shared vocabulary (§3.1): the frozen word → latent-token
     assignment of every word of the pretraining's languages and the initial
-    latent embeddings of the tokens used (unused ones dropped), for LA / HEM / SMALR."""
+    latent embeddings of the tokens used (unused ones dropped), for LA / HEM / SMALR; and the
+    usage report (tokens used, largest token's share of words, entropy) that shows a collapse."""
     input:
         unpack(pretrain_inputs),
     output:
-        f"{R}/{{dataset}}/pretrain/{{name}}.pt",
+        latent=f"{R}/{{dataset}}/pretrain/{{name}}.pt",
+        usage=f"{R}/{{dataset}}/pretrain/{{name}}_usage.tsv",
     log:
         "logs/{dataset}/pretrain_{name}.log",
     params:

@@ -18,7 +18,7 @@ from polyvse.train import families
 from polyvse.train.families import FamilyInputs, variant_needs
 from polyvse.train.objectives_mule import MULEObjective, MULEPretrainObjective
 from polyvse.train.objectives_smalr import SMALRObjective
-from polyvse.train.pretrain import latent_assignment_for, pretrain_latent_vocabulary
+from polyvse.train.pretrain import latent_assignment_for, pretrain_latent_vocabulary, latent_usage
 from polyvse.train.run import TrainingProgress, train_variant
 from polyvse.translate.muse import MuseDictionary
 
@@ -318,3 +318,27 @@ def test_usage_term_is_zero_for_a_uniform_assignment_and_positive_for_a_collapse
         collapsed, plain = usage(model, batch), base(model, batch)
     assert float(collapsed["usage_entropy"]) < 0.01
     assert float(collapsed["loss"]) - float(plain["loss"]) == pytest.approx(1.0, abs=0.01)
+
+
+def test_latent_usage_by_hand():
+    entries = [("", "<pad>"), ("en", "a"), ("en", "b"), ("en", "c"), ("de", "x")]
+    usage = latent_usage(entries, torch.tensor([-1, 0, 0, 1, 2]), n_tokens=8).set_index("scope")
+    assert list(usage.index) == ["all", "en", "de"]
+    # all: 4 words over tokens {0: 2, 1: 1, 2: 1} → H = 1.5 bits, ceiling log2(4) = 2
+    assert usage.loc["all", ["words", "tokens_used", "largest_token_words"]].tolist() == [4, 3, 2]
+    assert usage.loc["all", "largest_token_share"] == 0.5 and usage.loc["all", "entropy_bits"] == 1.5
+    assert usage.loc["all", "normalised_entropy"] == 0.75 and usage.loc["all", "effective_tokens"] == 2.8
+    # en: {0: 2, 1: 1} → H = 0.918 bits over log2(3)
+    assert usage.loc["en", "entropy_bits"] == 0.918 and usage.loc["en", "normalised_entropy"] == round(0.9183 / 1.585, 4)
+    assert usage.loc["de", ["words", "tokens_used", "normalised_entropy"]].tolist() == [1, 1, 0.0]
+    collapsed = latent_usage(entries, torch.tensor([-1, 3, 3, 3, 3]), n_tokens=8).set_index("scope")
+    assert collapsed.loc["all", "largest_token_share"] == 1.0 and collapsed.loc["all", "entropy_bits"] == 0.0
+
+
+def test_pretraining_does_not_collapse_onto_a_few_tokens(data, tmp_path):
+    """The pretraining's assignment spreads its words: a degenerate run (one token holding most
+    words: SMALR §3.1's hard assignment at a bad temperature) fails here."""
+    saved = latent_output(data, tmp_path)
+    usage = latent_usage(saved["entries"], saved["word_to_token"], 12).set_index("scope")
+    assert usage.loc["all", "largest_token_share"] < 0.5, usage
+    assert usage.loc["all", "normalised_entropy"] > 0.5, usage

@@ -188,6 +188,45 @@ def pretrain_latent_vocabulary(captions: pd.DataFrame, tokens: Mapping[str, list
             "val_score": result.best_score}
 
 
+USAGE_COLUMNS = ["scope", "words", "tokens_used", "largest_token_words", "largest_token_share", "entropy_bits",
+                 "normalised_entropy", "effective_tokens"]
+
+
+def latent_usage(entries: list[list[str]] | list[tuple[str, str]], word_to_token: Tensor,
+                 n_tokens: int) -> pd.DataFrame:
+    """How the pretraining's words spread over the latent tokens (SMALR §3.1), overall and per language.
+
+    ``entries``: ``(language, token)`` of every row of the joint vocabulary (row 0 padding);
+    ``word_to_token``: ``(V,)`` the frozen assignment, −1 where a row has no token; ``n_tokens``:
+    the latent vocabulary's configured size. A row of :data:`USAGE_COLUMNS` per scope (``all``,
+    then each language): the words, the tokens they use, the largest token's words and share,
+    the entropy of the words' distribution over tokens (bits), that entropy over
+    log2(min(words, n_tokens)) (1: words spread as evenly as possible, 0: one token holds every
+    word), and 2^entropy (the number of equally used tokens with that entropy). A collapsed
+    assignment — the failure this report exists to show — has a share near 1 and entropy near 0.
+    """
+    token = word_to_token.long().cpu().numpy()
+    langs = np.array([str(e[0]) for e in entries], dtype=object)
+    if len(langs) != len(token):
+        raise ValueError(f"latent_usage: {len(entries)} vocabulary entries for {len(token)} assignments")
+    rows = []
+    for scope in ["all", *dict.fromkeys(langs[1:])]:
+        keep = (token >= 0) & ((langs == scope) if scope != "all" else True)
+        counts = np.bincount(token[keep]) if keep.any() else np.zeros(0, dtype=np.int64)
+        counts = counts[counts > 0]
+        words = int(counts.sum())
+        p = counts / max(words, 1)
+        entropy = max(0.0, float(-(p * np.log2(p)).sum())) if words else 0.0  # max: no -0.0 in the report
+        ceiling = math.log2(min(words, n_tokens)) if min(words, n_tokens) > 1 else 0.0
+        rows.append({"scope": scope, "words": words, "tokens_used": int(len(counts)),
+                     "largest_token_words": int(counts.max()) if words else 0,
+                     "largest_token_share": round(float(counts.max()) / words, 4) if words else 0.0,
+                     "entropy_bits": round(entropy, 3),
+                     "normalised_entropy": round(entropy / ceiling, 4) if ceiling else 0.0,
+                     "effective_tokens": round(2.0 ** entropy, 1)})
+    return pd.DataFrame(rows, columns=USAGE_COLUMNS)
+
+
 def latent_assignment_for(vocab: Vocabulary, saved: Mapping, words: Tensor) -> LatentAssignment:
     """The pretrained assignment of the ``words`` (``(V,)`` bool) of ``vocab``.
 
