@@ -50,11 +50,12 @@ include: "rules/translator.smk"
 
 
 # Trivial jobs run beside snakemake instead of costing a cluster submission each.
-localrules: all, table, figure, vocab, mlmme_table, translator_curve, provenance
+localrules: all, table, figure, vocab, mlmme_table, translator_curve, provenance, benchmarks
 
 
 rule all:
     input:
         all_targets(),
         f"{R}/provenance/run.tsv",  # rules/report.smk: written last, from every result
+        f"{R}/benchmarks.tsv",  # rules/report.smk: every job's time and memory
     default_target: True

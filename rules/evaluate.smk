@@ -9,6 +9,8 @@ rule evaluate:
         f"{R}/{{dataset}}/eval/{{variant}}.{{protocol}}.tsv",
     log:
         "logs/{dataset}/evaluate_{variant}.{protocol}.log",
+    benchmark:
+        "benchmarks/evaluate/{dataset}/{variant}.{protocol}.tsv",
     params:
         langs=lambda wc: protocol_langs(config, wc.variant, wc.protocol),
         query_lang=lambda wc: "en" if wc.protocol == "to_en" else None,

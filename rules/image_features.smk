@@ -7,6 +7,8 @@ rule image_features:
         ids=f"{R}/{{dataset}}/image_features/{{backbone}}.ids.txt",
     log:
         "logs/{dataset}/image_features_{backbone}.log",
+    benchmark:
+        "benchmarks/image_features/{dataset}/{backbone}.tsv",
     params:
         settings=config["image_features"],
         image_root=lambda wc: f"{R}/{wc.dataset}",

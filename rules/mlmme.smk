@@ -28,6 +28,8 @@ rule mlmme_train:
         params=f"{R}/{{dataset}}/mlmme/{{mlmme_run}}/params.json",
     log:
         "logs/{dataset}/mlmme_train_{mlmme_run}.log",
+    benchmark:
+        "benchmarks/mlmme_train/{dataset}/{mlmme_run}.tsv",
     params:
         settings=lambda wc: mlmme_run_settings(config, wc.mlmme_run),
         checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/mlmme/{wc.mlmme_run}/checkpoint",
@@ -55,6 +57,8 @@ rule mlmme_evaluate:
         f"{R}/{{dataset}}/mlmme/{{mlmme_run}}/eval.tsv",
     log:
         "logs/{dataset}/mlmme_evaluate_{mlmme_run}.log",
+    benchmark:
+        "benchmarks/mlmme_evaluate/{dataset}/{mlmme_run}.tsv",
     params:
         device=MLMME["training"]["device"],
     wildcard_constraints:

@@ -10,6 +10,8 @@ rule pretrain:
         usage=f"{R}/{{dataset}}/pretrain/{{name}}_usage.tsv",
     log:
         "logs/{dataset}/pretrain_{name}.log",
+    benchmark:
+        "benchmarks/pretrain/{dataset}/{name}.tsv",
     params:
         settings=lambda wc: pretrain_settings(config, wc.name, wc.dataset),
         text=config["text"],

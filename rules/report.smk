@@ -81,3 +81,24 @@ rule provenance:
         runtime=10,
     script:
         "../workflow_scripts/provenance.py"
+
+
+rule benchmarks:
+    """Where the run's time and memory went: every job's benchmark file (benchmarks/{rule}/...,
+    wall seconds, peak RSS, CPU seconds) in one table, and its sum per rule; runs after every
+    result (a measurement of this machine, not a result: provenance does not hash it)."""
+    input:
+        tables=all_targets(),
+    output:
+        jobs=f"{R}/benchmarks.tsv",
+        summary=f"{R}/benchmarks_by_rule.tsv",
+    log:
+        "logs/benchmarks.log",
+    params:
+        root="benchmarks",
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    script:
+        "../workflow_scripts/gather_benchmarks.py"

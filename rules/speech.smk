@@ -13,6 +13,8 @@ rule utterances:
         f"{R}/{{dataset}}/utterances.parquet",
     log:
         "logs/{dataset}/utterances.log",
+    benchmark:
+        "benchmarks/utterances/{dataset}.tsv",
     params:
         dataset=lambda wc: config["datasets"][wc.dataset],
         tts=config["speech"]["tts"],
@@ -34,6 +36,8 @@ rule logmel:
         f"{R}/{{dataset}}/logmel/{{lang}}.npz",
     log:
         "logs/{dataset}/logmel_{lang}.log",
+    benchmark:
+        "benchmarks/logmel/{dataset}/{lang}.tsv",
     params:
         root=lambda wc: f"{R}/{wc.dataset}",
     threads: config["resources"]["features"]["threads"]
@@ -55,6 +59,8 @@ rule speech_train:
         params=f"{R}/{{dataset}}/speech/{{variant}}/params.json",
     log:
         "logs/{dataset}/speech_train_{variant}.log",
+    benchmark:
+        "benchmarks/speech_train/{dataset}/{variant}.tsv",
     params:
         settings=lambda wc: speech_variant_settings(config, wc.variant),
         checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/speech/{wc.variant}/checkpoint",
@@ -78,6 +84,8 @@ rule speech_evaluate:
         f"{R}/{{dataset}}/speech/{{variant}}/eval.tsv",
     log:
         "logs/{dataset}/speech_evaluate_{variant}.log",
+    benchmark:
+        "benchmarks/speech_evaluate/{dataset}/{variant}.tsv",
     threads: 1
     resources:
         mem_mb=4000,

@@ -9,6 +9,8 @@ rule train:
         params=f"{R}/{{dataset}}/models/{{variant}}/params.json",
     log:
         "logs/{dataset}/train_{variant}.log",
+    benchmark:
+        "benchmarks/train/{dataset}/{variant}.tsv",
     params:
         settings=lambda wc: variant_settings(config, wc.variant),
         checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/models/{wc.variant}/checkpoint",

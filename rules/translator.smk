@@ -34,6 +34,8 @@ rule translator_align:
         steps=f"{TRANSLATOR_DIR}/align/rcsls.tsv",
     log:
         "logs/{dataset}/translator_align_{src}-{tgt}.log",
+    benchmark:
+        "benchmarks/translator_align/{dataset}/{src}-{tgt}.tsv",
     params:
         align=TRANSLATOR["align"],
         pivots=TRANSLATOR["pivots"],
@@ -61,6 +63,8 @@ rule translator_source:
         params=f"{TRANSLATOR_DIR}/source/params.json",
     log:
         "logs/{dataset}/translator_source_{src}-{tgt}.log",
+    benchmark:
+        "benchmarks/translator_source/{dataset}/{src}-{tgt}.tsv",
     params:
         settings=translator_settings(config, "source"),
         checkpoint_dir=lambda wc: f"{translator_dir(wc)}/source/checkpoint",
@@ -86,6 +90,8 @@ rule translator_train:
         eval=f"{TRANSLATOR_DIR}/{{translator_protocol}}/n{{n_examples}}/eval.tsv",
     log:
         "logs/{dataset}/translator_train_{src}-{tgt}_{translator_protocol}_n{n_examples}.log",
+    benchmark:
+        "benchmarks/translator_train/{dataset}/{src}-{tgt}_{translator_protocol}_n{n_examples}.tsv",
     params:
         settings=translator_settings(config, "target"),
         examples=TRANSLATOR["target_captions"],

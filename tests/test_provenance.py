@@ -18,6 +18,7 @@ def fake_run(root: Path) -> Path:
         "m30k/vocab/human/en.tsv": "vocab", "m30k/fasttext/human/en.npy": "vectors",
         "m30k/models/embn_en/model.pt": "weights", "m30k/models/embn_en/checkpoint/last.pt": "resume state",
         "m30k/eval/embn_en.direct.tsv": "recalls", "table2.tsv": "table", "provenance/run.tsv": "old record",
+        "benchmarks.tsv": "timings", "benchmarks_by_rule.tsv": "timings",
     }
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -31,7 +32,7 @@ def test_files_map_to_their_stages_and_resume_state_is_left_out(tmp_path):
     assert stages["m30k/captions.parquet"] == "dataset" and stages["m30k/captions_augmented.parquet"] == "translate"
     assert stages["m30k/fasttext/human/en.npy"] == "fasttext" and stages["table2.tsv"] == "tables"
     assert stages["torch"] == "environment"
-    assert not any("checkpoint" in i or i.startswith("provenance") for i in record["item"])
+    assert not any("checkpoint" in i or i.startswith(("provenance", "benchmarks")) for i in record["item"])
     assert stage_of(Path("spoken/logmel/en.npz")) == "logmel"
 
 

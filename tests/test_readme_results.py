@@ -8,6 +8,7 @@ import pytest
 from polyvse.report.orderings import OrderingClaim, check, orderings_markdown
 from polyvse.report.readme import (
     ReadmeError,
+    benchmarks_summary,
     differing_files,
     fill_blocks,
     main,
@@ -111,3 +112,17 @@ def test_snapshot_of_an_empty_results_directory_fails_naming_it(tmp_path, capsys
                  "--snapshot", str(tmp_path / "snap")])
     assert code == 2
     assert "results: no tables" in capsys.readouterr().err
+
+
+def test_timings_are_not_compared_and_are_summarised_per_rule(tmp_path):
+    results, snapshot = tmp_path / "results", tmp_path / "snap"
+    for d, seconds in ((results, 10.0), (snapshot, 12.5)):
+        d.mkdir()
+        (d / "table2.tsv").write_text("model\tA\nSMALR\t1.0\n")
+        pd.DataFrame([{"rule": "train", "jobs": 2, "seconds": seconds, "share": 100.0, "median_seconds": 5.0,
+                       "max_seconds": 6.0, "max_rss_mb": 300.0, "cpu_seconds": 9.0}]).to_csv(
+            d / "benchmarks_by_rule.tsv", sep="\t", index=False)
+    assert differing_files(results, snapshot) == []  # another machine's minute is not another result
+    text = benchmarks_summary(snapshot)
+    assert text.startswith("2 jobs, 0.2 minutes of job wall time and 0.1 of CPU time")
+    assert "| `train` | 2 | 12 | 100.0 | 5.0 | 6.0 | 300 | 9 |" in text

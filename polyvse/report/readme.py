@@ -18,6 +18,7 @@ Usage, after ``snakemake --cores all`` on the default config::
 from __future__ import annotations
 
 import argparse
+import io
 import re
 import shutil
 import sys
@@ -32,6 +33,7 @@ BLOCK = re.compile(r"<!-- results:(?P<name>[\w.-]+):start -->\n(?P<body>.*?)<!--
                    re.S)
 SNAPSHOT_PATTERNS: tuple[str, ...] = ("*.tsv", "*.md")
 RUN_FILE = "run.tsv"
+TIMING_FILES = frozenset({"benchmarks.tsv", "benchmarks_by_rule.tsv"})  # measured, not computed: never compared
 
 
 class ReadmeError(RuntimeError):
@@ -101,6 +103,22 @@ def speech_summary(snapshot: Path, reports: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def benchmarks_summary(snapshot: Path) -> str:
+    """The run's job time per rule (results/benchmarks_by_rule.tsv of the snapshot's run)."""
+    by_rule = pd.read_csv(io.StringIO(_read(snapshot, "benchmarks_by_rule.tsv")), sep="\t")
+    total, cpu = by_rule["seconds"].sum(), by_rule["cpu_seconds"].sum()
+    lines = [f"{int(by_rule['jobs'].sum())} jobs, {total / 60:.1f} minutes of job wall time and {cpu / 60:.1f} of "
+             "CPU time (Snakemake `benchmark:` files of every job, gathered by the `benchmarks` rule into "
+             "`results/benchmarks.tsv`; the run of the sentence above):", "",
+             "| rule | jobs | wall s | share % | median s | longest s | peak RSS MB | CPU s |",
+             "|---|--:|--:|--:|--:|--:|--:|--:|"]
+    for _, r in by_rule.iterrows():
+        lines.append(f"| `{r['rule']}` | {int(r['jobs'])} | {r['seconds']:.0f} | {r['share']:.1f} | "
+                     f"{r['median_seconds']:.1f} | {r['max_seconds']:.1f} | {r['max_rss_mb']:.0f} | "
+                     f"{r['cpu_seconds']:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
 SPEECH_TABLES: dict[str, str] = {
     "speech_table3_1": "3.1 hypersphere λ_u",
     "speech_table3_2": "3.2 objectives",
@@ -119,6 +137,7 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "speech_summary": lambda s: speech_summary(s, SPEECH_TABLES),
     "mlmme_table1": lambda s: _read(s, "mlmme_table1.md"),
     "data_stats": lambda s: _read(s, "data_stats.md"),
+    "benchmarks": benchmarks_summary,
 }
 
 
@@ -149,9 +168,10 @@ def take_snapshot(results: Path, runs: Path, snapshot: Path) -> list[Path]:
 
 
 def differing_files(results: Path, snapshot: Path) -> list[str]:
-    """Names of the tables that differ between ``results`` and ``snapshot`` (or exist in one only)."""
-    fresh = {p.name: p for p in snapshot_files(results)}
-    kept = {p.name: p for p in snapshot_files(snapshot) if p.name != RUN_FILE}
+    """Names of the tables that differ between ``results`` and ``snapshot`` (or exist in one only);
+    timings (:data:`TIMING_FILES`) are left out: they differ between any two runs."""
+    fresh = {p.name: p for p in snapshot_files(results) if p.name not in TIMING_FILES}
+    kept = {p.name: p for p in snapshot_files(snapshot) if p.name not in TIMING_FILES | {RUN_FILE}}
     return sorted(name for name in set(fresh) | set(kept)
                   if name not in fresh or name not in kept or fresh[name].read_bytes() != kept[name].read_bytes())
 

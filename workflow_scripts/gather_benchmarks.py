@@ -1,0 +1,15 @@
+"""Rule benchmarks: the jobs' benchmark files → results/benchmarks.tsv and its per-rule sums."""
+
+from pathlib import Path
+
+from polyvse.io import write_tsv
+from polyvse.logs import job_log
+from polyvse.report.benchmarks import benchmark_summary, gather_benchmarks
+
+with job_log(snakemake.log[0], "benchmarks") as log:
+    jobs = gather_benchmarks(Path(snakemake.params.root))
+    summary = benchmark_summary(jobs)
+    log.info("%d jobs of %d rules, %.0f s of job time:\n%s", len(jobs), len(summary), jobs["seconds"].sum(),
+             summary.to_string(index=False))
+    write_tsv(jobs, snakemake.output.jobs)
+    write_tsv(summary, snakemake.output.summary)
