@@ -22,6 +22,16 @@ differ. The MLP reads ``1 + score``: cosine scores lie in [−1, 1], so its
 inputs are non-negative and the ReLU starts in its linear region; a constant
 shift changes no ranking.
 
+Where the paper is silent (its optimiser, any constraint), one choice keeps the
+ensemble an ensemble: after every step each layer's weights are projected back
+to non-negative rows that sum to one (:meth:`CLCClassifier.project`). The eq. (3)
+hinge is lowest for a weak model when every score is equal (the loss sits at its
+margin), so an unconstrained MLP learns to shrink its weights to zero or below
+and ties every image; the projection rules that out (a convex combination cannot
+scale the scores away), so a learning rate large enough to move the weights
+within the 30 iterations (Adam 1e-2) is safe. A smaller one (1e-3) moves each
+weight by at most ~0.03 and leaves CLC-C ranking as CLC-A.
+
 Missing translations may be given as NaN: CLC-A averages the languages
 present, CLC-C replaces a missing score by that mean.
 """
@@ -73,6 +83,15 @@ class CLCClassifier(nn.Module):
         x = (1.0 + scores).permute(0, 2, 1)  # (Q, N, L)
         return self.out(torch.relu(self.hidden(x))).squeeze(-1)
 
+    @torch.no_grad()
+    def project(self) -> None:
+        """Each row of both layers onto the probability simplex's face: weights clipped at 0,
+        then divided by their sum (a row that clipped to all zeros becomes uniform)."""
+        for layer in (self.hidden, self.out):
+            w = layer.weight.clamp_(min=0.0)
+            total = w.sum(dim=1, keepdim=True)
+            w.copy_(torch.where(total > 0, w / total.clamp(min=1e-12), torch.full_like(w, 1.0 / w.shape[1])))
+
     def parameter_count(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
@@ -82,7 +101,8 @@ def fit_clc(classifier: CLCClassifier, scores: Tensor, image_of_query: Tensor, i
     """Train CLC-C on validation scores ``(Q, L, N)`` with eq. (3), full batch.
 
     image_of_query: ``(Q,)`` the column of each query's image. Adam (the paper
-    names no optimiser). Returns the loss before each iteration.
+    names no optimiser), each step followed by :meth:`CLCClassifier.project`.
+    Returns the loss before each iteration.
     """
     optimiser = torch.optim.Adam(classifier.parameters(), lr=lr)
     scores = scores.detach()
@@ -93,6 +113,7 @@ def fit_clc(classifier: CLCClassifier, scores: Tensor, image_of_query: Tensor, i
         optimiser.zero_grad(set_to_none=True)
         loss.backward()
         optimiser.step()
+        classifier.project()
         losses.append(float(loss.detach()))
     classifier.eval()
     return losses
