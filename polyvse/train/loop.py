@@ -2,7 +2,8 @@
 after every epoch that a re-run resumes from.
 
 :func:`run_epochs` is the loop every training branch shares (the text models'
-:func:`fit`, the grounded-speech models' ``polyvse.speech.train``).
+:mod:`polyvse.train.run`, the grounded-speech models' :mod:`polyvse.speech.train`,
+MLMME, the Translator, the latent-vocabulary pretraining).
 
 The checkpoint carries a fingerprint of everything that defines the run
 (model config, data sizes, settings): a re-run with other settings starts
@@ -17,8 +18,8 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -28,26 +29,11 @@ from torch import Tensor, nn
 from tqdm import tqdm
 
 from polyvse.io import load_torch, save_torch, write_tsv
-from polyvse.train.data import EncodedCaptions, ImageGroupedBatches, collate
 
 log = logging.getLogger(__name__)
 
 Objective = Callable[[nn.Module, dict[str, Tensor]], dict[str, Tensor]]
 """Maps (model, batch) to named loss terms; the term ``loss`` is optimised."""
-
-
-@dataclass
-class TrainSettings:
-    epochs: int = 10
-    lr: float = 1e-3
-    weight_decay: float = 0.0
-    images_per_batch: int = 128
-    captions_per_image: int = 2
-    grad_clip: float = 2.0
-    seed: int = 0
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass
@@ -152,28 +138,3 @@ def run_epochs(model: nn.Module, optimiser: torch.optim.Optimizer,
         write_tsv(pd.DataFrame(rows), checkpoint_dir / "epochs.tsv", float_format="%.5g")
     return FitResult(best["state"], best["epoch"], float(best["score"]), pd.DataFrame(rows), resumed_from=start)
 
-
-def fit(model: nn.Module, objective: Objective, train: EncodedCaptions, features: Tensor,
-        validate: Callable[[nn.Module], float], settings: TrainSettings, checkpoint_dir: Path,
-        run_id: str, device: torch.device, progress: bool = True) -> FitResult:
-    """Train ``model`` and return the state of its best epoch by ``validate``.
-
-    features: ``(N, F)`` image features indexed by ``train.image_row``.
-    ``validate(model) -> score`` (higher is better, e.g. validation mR).
-    A checkpoint ``checkpoint_dir/last.pt`` is written after every epoch; if it
-    exists with the same ``run_id`` the loop resumes after its last epoch
-    (:func:`run_epochs`).
-    """
-    model.to(device)
-    optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad],
-                                 lr=settings.lr, weight_decay=settings.weight_decay)
-    batches = ImageGroupedBatches(train.image_row, settings.images_per_batch, settings.captions_per_image)
-    features = features.float()
-
-    def epoch_batches(rng: np.random.Generator) -> Iterator[dict[str, Tensor]]:
-        for rows_ix in batches.epoch(rng):
-            yield collate(train, rows_ix, features, device)
-
-    return run_epochs(model, optimiser, epoch_batches, len(batches), lambda batch: objective(model, batch),
-                      validate, epochs=settings.epochs, seed=settings.seed, checkpoint_dir=checkpoint_dir,
-                      run_id=run_id, device=device, grad_clip=settings.grad_clip, progress=progress)
