@@ -4,7 +4,7 @@ Rows that train on MT-augmented captions, test on translated captions (a languag
 without human captions, the Trans. to En and CLC protocols), map rare words with a
 dictionary, or start from a pretraining on augmented captions need machine
 translation; the Translator needs a bilingual dictionary. A real-data config with
-the offline ``dictionary`` backend and no ``translate.dictionaries`` has neither:
+an offline backend (``transfer``, ``dictionary``) and no ``translate.dictionaries`` has neither:
 :func:`prune_to_available` then leaves those rows (and figure points, and the
 Translator curve) out of the run, so that everything else — the human-only rows of
 every table — runs, and says which were left out and how to bring them back.
@@ -29,7 +29,7 @@ def dictionaries_available(config: Mapping, dataset: str) -> bool:
 
 def mt_available(config: Mapping, dataset: str) -> bool:
     """Whether the translation stage can run on ``dataset``: an online or custom backend, or dictionaries."""
-    return config["translate"]["backend"] != "dictionary" or dictionaries_available(config, dataset)
+    return config["translate"]["backend"] not in ("transfer", "dictionary") or dictionaries_available(config, dataset)
 
 
 def variant_mt_needs(config: Mapping, variant: str, protocol: str = "direct") -> list[str]:

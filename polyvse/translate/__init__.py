@@ -3,8 +3,10 @@
 * :mod:`~polyvse.translate.backend` — :class:`TranslationBackend`, the registry,
   :func:`make_backend`, :class:`TranslationError`;
 * :mod:`~polyvse.translate.muse` — MUSE-format bilingual dictionaries;
-* :mod:`~polyvse.translate.dictionary` — ``dictionary``: offline word-by-word MT (default);
-* :mod:`~polyvse.translate.errors` — the dictionary backend's MT error model (``translate.errors``);
+* :mod:`~polyvse.translate.transfer` — ``transfer``: offline rule-based transfer MT over the
+  synthetic grammar's plans, with errors (default), falling back to ``dictionary``;
+* :mod:`~polyvse.translate.dictionary` — ``dictionary``: offline word-by-word MT (MUSE dictionaries);
+* :mod:`~polyvse.translate.errors` — the offline backends' MT error models (``translate.errors``);
 * :mod:`~polyvse.translate.quality` — BLEU/chrF of the MT against references of the same plan;
 * :mod:`~polyvse.translate.googletrans_backend` — ``googletrans``: online, opt-in
   (the package is imported only when used);
@@ -39,9 +41,10 @@ from polyvse.translate.cache import CachedTranslator, PairStats, TranslationCach
 from polyvse.translate.dictionary import DictionaryBackend
 from polyvse.translate.googletrans_backend import GoogleTransBackend
 from polyvse.translate.muse import MuseDictionary, read_muse
+from polyvse.translate.transfer import TransferBackend
 
 __all__ = [
     "BACKENDS", "CachedTranslator", "DictionaryBackend", "GoogleTransBackend", "MuseDictionary", "PairStats",
-    "TranslationBackend", "TranslationCache", "TranslationError", "Translator", "augment_training",
+    "TransferBackend", "TranslationBackend", "TranslationCache", "TranslationError", "Translator", "augment_training",
     "clc_translations", "make_backend", "mt_test_languages", "read_muse", "register", "test_translations",
 ]

@@ -147,6 +147,7 @@ class Confusions:
                     if same_lemma(a, b):
                         related[a].add(b)
                         related[b].add(a)
+        self._related: dict[str, list[str]] = {w: sorted(others) for w, others in related.items()}
         self._sense: dict[str, list[str]] = {}
         for word, others in related.items():
             own = set(dictionary.entries[word])
@@ -161,6 +162,10 @@ class Confusions:
     def agreement(self, word: str) -> list[str]:
         """The other listed translations of ``word`` (its first one is the correct choice)."""
         return self.dictionary.entries.get(word, [])[1:]
+
+    def related(self, word: str) -> list[str]:
+        """The source words related to ``word`` (sharing a translation, or of the same lemma)."""
+        return self._related.get(word, [])
 
 
 def noisy_words(tokens: Sequence[str], confusions: Confusions, rates: ErrorRates,
@@ -198,6 +203,164 @@ def noisy_words(tokens: Sequence[str], confusions: Confusions, rates: ErrorRates
             if swaps[i] < rates.reorder:
                 out[i], out[i + 1] = out[i + 1], out[i]
                 i += 2  # a swapped token is not moved again
+            else:
+                i += 1
+    return out
+
+
+# ----------------------------------------------------------------------------- target-side errors (transfer MT)
+
+TARGET_ERROR_MODEL_VERSION = 1
+"""Part of the ``transfer`` backend's cache key: raised whenever :func:`noisy_target_words`
+changes what it outputs for the same rates, seed and candidates."""
+
+
+class TargetConfusions:
+    """The error candidates of every *target* word of one pair ``src``→``tgt``.
+
+    The ``transfer`` backend (:mod:`polyvse.translate.transfer`) produces a correct
+    target sentence and then errs on its words; each target word is traced back to
+    its English gloss through the MUSE dictionary ``en-{tgt}`` (the first English
+    word listing it), and then:
+
+    * :meth:`sense` — translations into ``tgt`` of English words *related* to the
+      gloss (:class:`Confusions`: sharing a translation, or of the same lemma);
+      for an English target, those related English words themselves;
+    * :meth:`agreement` — the gloss's other listed forms in ``tgt`` (the synthetic
+      dictionaries list every inflected form of a gloss); for an English target,
+      English words of the same lemma (``circle``/``circles``);
+    * :meth:`untranslated` — the ``src`` word for the gloss (its first form in
+      ``en-{src}``; the gloss itself when ``src`` is English).
+
+    ``to_tgt``: the dictionary en→tgt (None when ``tgt`` is English or no such
+    dictionary exists); ``to_src``: en→src (None when ``src`` is English or none
+    exists). A word whose gloss is unknown has no candidates.
+    """
+
+    def __init__(self, src: str, tgt: str, to_tgt: MuseDictionary | None, to_src: MuseDictionary | None) -> None:
+        self.src, self.tgt = src, tgt
+        self.to_tgt = to_tgt if tgt != "en" else None
+        self.to_src = to_src if src != "en" else None
+        self._gloss: dict[str, str] = {}
+        if self.to_tgt is not None:
+            for en, words in self.to_tgt.entries.items():
+                for w in words:
+                    self._gloss.setdefault(w, en)
+            self._confusions: Confusions | None = Confusions(self.to_tgt)
+        else:
+            # English target: related English words come from the en→src dictionary
+            self._confusions = Confusions(self.to_src) if self.to_src is not None else None
+        self.words: frozenset[str] = frozenset(self._gloss)
+        """The target words the dictionary knows (zh/ja: the segmenter's vocabulary)."""
+
+    def gloss(self, word: str) -> str | None:
+        """The English gloss of target ``word`` (itself for an English target; None if unknown)."""
+        if self.tgt == "en":
+            return word if self._confusions is None or word in self._confusions.dictionary.entries else None
+        return self._gloss.get(word)
+
+    def sense(self, word: str) -> list[str]:
+        """Target words of a related gloss: the wrong-sense candidates of ``word``."""
+        gloss = self.gloss(word)
+        if gloss is None or self._confusions is None:
+            return []
+        if self.tgt == "en":
+            return [w for w in self._confusions.related(gloss) if w != word]
+        return [w for w in self._confusions.sense(gloss) if w != word]
+
+    def agreement(self, word: str) -> list[str]:
+        """Other forms of ``word``'s gloss in the target language: the wrong-agreement candidates."""
+        gloss = self.gloss(word)
+        if gloss is None:
+            return []
+        if self.tgt == "en":
+            if self._confusions is None:
+                return []
+            return [w for w in self._confusions.related(gloss) if same_lemma(w, word)]
+        assert self.to_tgt is not None
+        return [w for w in self.to_tgt.entries.get(gloss, []) if w != word]
+
+    def untranslated(self, word: str) -> str | None:
+        """The source-language word for ``word``'s gloss (None: unknown)."""
+        gloss = self.gloss(word)
+        if gloss is None:
+            return None
+        if self.src == "en":
+            return gloss
+        return self.to_src.first(gloss) if self.to_src is not None else None
+
+
+def noisy_target_words(tokens: Sequence[str], confusions: TargetConfusions, rates: ErrorRates,
+                       rng: np.random.Generator, units: Sequence[int] | None = None) -> list[str]:
+    """Perturb a *correct* target sentence ``tokens`` with the five error kinds drawn from ``rng``.
+
+    The ``transfer`` backend's error model: the same kinds and rates as
+    :func:`noisy_words` (module docstring), applied to the words of a correct
+    translation rather than to a word-by-word one, since a transfer system that
+    parsed the caption gets order and agreement right unless it errs:
+
+    * ``wrong_sense``: a translation of an English word related to the word's gloss
+      (:meth:`TargetConfusions.sense`);
+    * ``wrong_agreement``: another inflected form of the same gloss
+      (:meth:`TargetConfusions.agreement`);
+    * ``drop``: the word is left out (a sentence keeps its last dropped word rather
+      than come back empty);
+    * ``untranslated``: the source-language word for the gloss
+      (:meth:`TargetConfusions.untranslated`);
+    * ``reorder``: after the word choices, adjacent output words are swapped with
+      this probability (a swapped word is not swapped again).
+
+    ``units``: how many units of the script each token is (None: one each). The
+    per-token rates are per unit: a token of ``k`` units errs with probability
+    ``1 - (1 - p)**k`` where ``p`` is the sum of the four per-token rates, split
+    among the kinds in proportion to their rates. The transfer backend passes the
+    characters of a zh/ja word: those scripts are written, tokenised and scored
+    (sacrebleu's ``zh``/``char`` BLEU) character by character, and an MT system
+    errs in them per character rather than per dictionary word; without this, the
+    same rates leave ja/zh BLEU 15-30 points above the other languages'.
+
+    A wrong sense or agreement drawn on a word without such candidates takes the
+    other kind's, else the untranslated word (an MT system that errs on a word errs
+    somehow: without this, a language with few inflected forms, such as ja, would
+    get fewer errors at the same rates); a word with no candidate at all (unknown
+    gloss) stays correct. With every rate 0
+    the output is ``tokens`` unchanged. Deterministic in ``rng`` (seed it with
+    :func:`sentence_rng` for a per-sentence stream independent of batching).
+    """
+    per_token = np.array([getattr(rates, k) for k in TOKEN_ERRORS])
+    total = float(per_token.sum())
+    draws = rng.random(len(tokens))
+    picks = rng.random(len(tokens))
+    out: list[str] = []
+    last_dropped: str | None = None
+    for i, (tok, u, v) in enumerate(zip(tokens, draws, picks)):
+        k = 1 if units is None else max(1, int(units[i]))
+        edges = np.cumsum(per_token if k == 1 or not 0.0 < total < 1.0 else per_token * ((1.0 - (1.0 - total) ** k) / total))
+        kind = TOKEN_ERRORS[int(np.searchsorted(edges, u, side="right"))] if u < edges[-1] else None
+        if kind == "drop":
+            last_dropped = tok
+            continue
+        if kind == "untranslated":
+            out.append(confusions.untranslated(tok) or tok)
+            continue
+        cands: list[str] = []
+        if kind is not None:
+            first, second = (confusions.sense, confusions.agreement) if kind == "wrong_sense" else \
+                (confusions.agreement, confusions.sense)
+            cands = first(tok) or second(tok)
+            if not cands:
+                other = confusions.untranslated(tok)
+                cands = [other] if other else []
+        out.append(cands[int(v * len(cands))] if cands else tok)
+    if not out and last_dropped is not None:
+        out.append(last_dropped)
+    if rates.reorder > 0 and len(out) > 1:
+        swaps = rng.random(len(out) - 1)
+        i = 0
+        while i < len(out) - 1:
+            if swaps[i] < rates.reorder:
+                out[i], out[i + 1] = out[i + 1], out[i]
+                i += 2
             else:
                 i += 1
     return out

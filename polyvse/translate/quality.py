@@ -14,7 +14,7 @@ English test caption's plan can be said in every language
 
 Scores are corpus BLEU and chrF (sacrebleu) on the text as the models see it:
 both sides are tokenised by :func:`polyvse.text.tokenize.tokenize` (lower case,
-no punctuation), since the dictionary backend writes lower-case, unpunctuated
+no punctuation), since the offline backends (transfer, dictionary) write lower-case, unpunctuated
 output by construction. BLEU's tokenizer is picked per language
 (:func:`bleu_tokenizer`): ``zh`` for Chinese, ``char`` for Japanese (its MeCab
 tokenizer needs packages the workflow does not install), ``13a`` otherwise.
@@ -63,15 +63,30 @@ def score(hypotheses: Sequence[str], references: Sequence[str], lang: str) -> tu
 
 
 def describe_backend(settings: Mapping) -> str:
-    """The configured backend in a few words: ``dictionary[ws=0.06,...,seed=0]`` or its name."""
+    """The configured backend in a few words: ``transfer[ws=0.06,...,seed=0]``,
+    ``dictionary[no errors]``, or the name of a backend without an error model."""
     name = str(settings["backend"])
-    if name != "dictionary":
+    if name not in ("transfer", "dictionary"):
         return name
     errors = dict(settings.get("errors") or {})
     rates = ErrorRates.from_mapping(errors)
     if not rates.active:
-        return "dictionary[no errors]"
-    return f"dictionary[{rates.key()},seed={int(errors.get('seed', 0))}]"
+        return f"{name}[no errors]"
+    return f"{name}[{rates.key()},seed={int(errors.get('seed', 0))}]"
+
+
+def english_test_references(table: pd.DataFrame, split: str = "test") -> pd.DataFrame:
+    """The references of the English ``split`` captions: :data:`REFERENCE_COLUMNS`.
+
+    ``table`` is either already that (:func:`polyvse.data.synthetic.reference_captions`)
+    or a table of every caption's plan realisations with a ``src_lang`` column
+    (:func:`polyvse.data.synthetic.plan_realisations`), whose ``src_lang == "en"``
+    rows of ``split`` are kept.
+    """
+    if "src_lang" not in table.columns:
+        return table
+    rows = table[(table["src_lang"] == "en") & (table["split"] == split)]
+    return rows[[c for c in REFERENCE_COLUMNS if c in rows.columns]].reset_index(drop=True)
 
 
 def check_references(references: pd.DataFrame, captions: pd.DataFrame, where: str = "references") -> None:
