@@ -19,9 +19,32 @@ rule vocab:
         "../workflow_scripts/build_vocab.py"
 
 
+rule corpus:
+    """Synthetic datasets: one language's text-only corpus, the captions' grammar and
+    lexicon on unrendered scenes (polyvse.data.synthetic_corpus), the stand-in for the
+    Wikipedia text of the papers' FastText vectors (SMALR §3.1/§4, MULE §Experiments)."""
+    output:
+        f"{R}/{{dataset}}/corpus/{{lang}}.txt",
+    log:
+        "logs/{dataset}/corpus_{lang}.log",
+    benchmark:
+        "benchmarks/corpus/{dataset}/{lang}.tsv",
+    params:  # only what the corpus depends on: other generator settings do not rerun it
+        sentences=lambda wc: config["datasets"][wc.dataset]["synthetic"]["corpus_sentences"],
+        seed=lambda wc: config["datasets"][wc.dataset]["synthetic"]["seed"],
+        lexicon=lambda wc: config["datasets"][wc.dataset]["synthetic"]["lexicon"],
+    threads: 1
+    resources:
+        mem_mb=lambda wc: 1000 + config["datasets"][wc.dataset]["synthetic"]["corpus_sentences"] // 1000,
+        runtime=lambda wc: 10 + config["datasets"][wc.dataset]["synthetic"]["corpus_sentences"] // 100_000,
+    script:
+        "../workflow_scripts/make_corpus.py"
+
+
 rule fasttext:
     """FastText vectors of one language's vocabulary, row i for the vocabulary's
-    token i (SMALR §3.1, MULE): a skip-gram model trained on the training
+    token i (SMALR §3.1, MULE): a skip-gram model trained on the language's
+    text-only corpus (synthetic datasets, rule corpus) or else its training
     captions, or the user's pretrained cc.{lang}.300.bin / .vec."""
     input:
         unpack(fasttext_inputs),
@@ -29,6 +52,8 @@ rule fasttext:
         f"{R}/{{dataset}}/fasttext/{{origin}}/{{lang}}.npy",
     log:
         "logs/{dataset}/fasttext_{origin}_{lang}.log",
+    benchmark:
+        "benchmarks/fasttext/{dataset}/{origin}/{lang}.tsv",
     params:
         settings=config["fasttext"],
         segmenter=config["text"]["segmenter"],

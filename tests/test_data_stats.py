@@ -238,11 +238,22 @@ def test_markdown_puts_each_language_s_reference_row_after_ours():
     assert md.endswith("\n\n² Reference data, measured on real captions.\n")
 
 
-def test_markdown_notes_hindi_fragments():
+def test_markdown_notes_hindi_tokens_keep_combining_marks():
     ours = dataset_stats(_captions(), "tiny", ["en"], "x").assign(lang="hi")
     md = stats_markdown(ours, ours.iloc[:0], "ref.")
-    assert "hi: Python's `\\w` excludes combining marks" in md
+    assert "hi: Python's `\\w` excludes combining marks" in md and "whole words" in md
     assert "written without spaces" not in md
+
+
+def test_hindi_words_keep_their_vowel_signs_other_languages_plain_w():
+    text = "दो त्रिभुज बाईं ओर हैं।"
+    assert words(text, marks=True) == ["दो", "त्रिभुज", "बाईं", "ओर", "हैं"]
+    assert words(text) == ["द", "त", "र", "भ", "ज", "ब", "ई", "ओर", "ह"]  # \\w+ alone: fragments
+    assert words("Ein Café.", marks=True) == words("Ein Café.") == ["ein", "café"]
+    captions = pd.DataFrame({"image_id": ["a", "b"], "split": ["train", "test"], "lang": ["hi", "hi"],
+                             "cap_idx": [0, 0], "text": [text, "दो हैं।"], "origin": ["human", "human"]})
+    row = dataset_stats(captions, "tiny", ["hi"], "x").iloc[0]
+    assert row["types"] == 5 and row["test_oov_rate"] == 0.0
 
 
 # --- the workflow -----------------------------------------------------------------------------

@@ -22,14 +22,17 @@ tokenisation the Multi30K reference numbers (``docs/multi30k_stats.tsv``) use, n
 models' :func:`polyvse.text.tokenize.tokenize`. Two consequences: Chinese and Japanese
 have no spaces, so a "word" token is a whole run of characters between punctuation; for
 them a second row (``unit == "char"``) counts every character of those runs as a
-token. And Python's ``\\w`` excludes combining marks, so Devanagari (hi) words split at
-every vowel sign: hi "words" are fragments.
+token. And Python's ``\\w`` excludes combining marks, which would split Devanagari (hi)
+words at every vowel sign and virama; for the languages of :data:`MARK_LANGS` a token is
+therefore a run of word characters *and* combining marks (:func:`words` with
+``marks=True``), a whole word. Every other language keeps the plain ``\\w+`` runs.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from io import StringIO
@@ -45,8 +48,8 @@ UNITS: tuple[str, ...] = ("word", "char")
 SLOPE_RANKS: tuple[int, int] = (10, 5000)  # first and last rank of the fitted window, 1-based, inclusive
 MIN_SLOPE_RANKS = 20  # fewer ranks in the window: no slope (NaN), a fit through a handful of points says nothing
 TOP_TYPES = 5000  # SMALR §3.1: K = 5000 language-specific words
-# Languages whose script needs combining marks inside words, which \w+ splits at.
-SPLIT_AT_MARKS: frozenset[str] = frozenset({"hi"})
+# Languages whose script needs combining marks inside words, which \w+ splits at: their tokens keep the marks.
+MARK_LANGS: frozenset[str] = frozenset({"hi"})
 
 STATS_COLUMNS: tuple[str, ...] = (
     "dataset", "lang", "unit", "captions", "train_tokens", "types", "hapax_share", "at_most_2_share",
@@ -56,9 +59,28 @@ _COUNT_COLUMNS = ("captions", "train_tokens", "types")
 _WORD = re.compile(r"\w+")
 
 
-def words(text: str) -> list[str]:
-    """Lowercase ``\\w+`` runs of ``text``: ``"A dog's ball." -> ['a', 'dog', 's', 'ball']``."""
-    return _WORD.findall(text.lower())
+def _mark_class() -> str:
+    """The combining marks (categories Mn, Mc, Me) of the Basic Multilingual Plane as a regex class body."""
+    ranges: list[list[int]] = []
+    for code in range(0x10000):
+        if unicodedata.category(chr(code)).startswith("M"):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in ranges)
+
+
+_WORD_WITH_MARKS = re.compile(rf"(?:\w|[{_mark_class()}])+")
+
+
+def words(text: str, marks: bool = False) -> list[str]:
+    """Lowercase ``\\w+`` runs of ``text``: ``"A dog's ball." -> ['a', 'dog', 's', 'ball']``.
+
+    ``marks``: runs of word characters and combining marks, so that a Devanagari word
+    (``"हैं"``) is one token, not its consonants alone.
+    """
+    return (_WORD_WITH_MARKS if marks else _WORD).findall(text.lower())
 
 
 def characters(text: str) -> list[str]:
@@ -66,15 +88,18 @@ def characters(text: str) -> list[str]:
     return [ch for run in words(text) for ch in run]
 
 
-def _splitter(unit: str) -> Callable[[str], list[str]]:
+def _splitter(unit: str, marks: bool = False) -> Callable[[str], list[str]]:
     if unit not in UNITS:
         raise ValueError(f"unit {unit!r}: expected one of {', '.join(UNITS)}")
-    return words if unit == "word" else characters
+    if unit == "char":
+        return characters
+    return (lambda text: words(text, marks=True)) if marks else words
 
 
-def count_tokens(texts: Iterable[str], unit: str = "word") -> Counter[str]:
-    """Token frequencies of ``texts``, tokens being :func:`words` or (``unit="char"``) :func:`characters`."""
-    split = _splitter(unit)
+def count_tokens(texts: Iterable[str], unit: str = "word", marks: bool = False) -> Counter[str]:
+    """Token frequencies of ``texts``, tokens being :func:`words` (with combining marks when ``marks``)
+    or (``unit="char"``) :func:`characters`."""
+    split = _splitter(unit, marks)
     counts: Counter[str] = Counter()
     for text in texts:
         counts.update(split(text))
@@ -121,15 +146,17 @@ def oov_rate(train_types: Mapping[str, object] | set[str], test_tokens: Sequence
     return sum(token not in train_types for token in test_tokens) / len(test_tokens)
 
 
-def corpus_stats(train_texts: Sequence[str], test_texts: Sequence[str], unit: str = "word") -> dict[str, float]:
+def corpus_stats(train_texts: Sequence[str], test_texts: Sequence[str], unit: str = "word",
+                 marks: bool = False) -> dict[str, float]:
     """The statistics of one language (module docstring) from its training and test captions.
 
     Returns ``captions``, ``train_tokens``, ``types`` (ints) and ``hapax_share``,
     ``at_most_2_share``, ``test_oov_rate``, ``rank_freq_slope``, ``top5000_token_share`` (floats;
-    NaN where undefined: no training tokens, no test tokens, too few ranks).
+    NaN where undefined: no training tokens, no test tokens, too few ranks). ``marks``: word
+    tokens keep combining marks (:func:`words`; the languages of :data:`MARK_LANGS`).
     """
-    counts = count_tokens(train_texts, unit)
-    split = _splitter(unit)
+    counts = count_tokens(train_texts, unit, marks)
+    split = _splitter(unit, marks)
     test_tokens = [token for text in test_texts for token in split(text)]
     types = len(counts)
     seen = np.fromiter(counts.values(), dtype=np.int64, count=types)
@@ -163,7 +190,8 @@ def dataset_stats(captions: pd.DataFrame, dataset: str, langs: Sequence[str], wh
                                     f"(human training captions exist in: {', '.join(present) or 'none'})")
         test = mine.loc[mine["split"] == "test", "text"].tolist()
         for unit in ("word", "char") if lang in UNSEGMENTED else ("word",):
-            rows.append({"dataset": dataset, "lang": lang, "unit": unit, **corpus_stats(train, test, unit)})
+            rows.append({"dataset": dataset, "lang": lang, "unit": unit,
+                         **corpus_stats(train, test, unit, marks=lang in MARK_LANGS)})
     return pd.DataFrame(rows, columns=list(STATS_COLUMNS))
 
 
@@ -257,9 +285,10 @@ def stats_markdown(ours: pd.DataFrame, reference: pd.DataFrame, reference_captio
         notes.append(f"{', '.join(sorted(shown & UNSEGMENTED))}: written without spaces, so a `word` token is a "
                      "whole run of characters between punctuation, not a word, and their word rows do not compare "
                      "with spaced languages'; their `char` rows count each character of those runs as a token.")
-    if shown & SPLIT_AT_MARKS:
-        notes.append(f"{', '.join(sorted(shown & SPLIT_AT_MARKS))}: Python's `\\w` excludes combining marks, so "
-                     "`\\w+` splits Devanagari words at every vowel sign: these tokens are word fragments.")
+    if shown & MARK_LANGS:
+        notes.append(f"{', '.join(sorted(shown & MARK_LANGS))}: Python's `\\w` excludes combining marks, which "
+                     "would split Devanagari words at every vowel sign: tokens are runs of word characters and "
+                     "combining marks, whole words.")
     notes.append(f"² {reference_caption}")
     # a blank line between notes: Markdown would run them into one paragraph
     return "\n".join(lines) + "\n\n" + "\n\n".join(notes) + "\n"

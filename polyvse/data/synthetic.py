@@ -19,10 +19,13 @@ Determinism: everything about image ``i`` comes from rngs seeded by
 images whatever the order of generation, and adding a language or a profile
 does not change the captions of another language.
 
-Lexicon: ``closed`` (default) is the small hand-written grammar; ``long_tail``
-(:mod:`polyvse.data.synthetic_lexicon`, issue 13) adds shades, synonyms,
-evaluations and Zipf-weighted generated names for a Multi30K-like long tail. The
-text-only corpus of the same grammar is :func:`polyvse.data.synthetic_corpus.text_corpus`.
+Lexicon: ``closed`` is the small hand-written grammar (these functions' default);
+``long_tail`` (:mod:`polyvse.data.synthetic_lexicon`, issue 13; the workflow's
+default, config/schema.yaml ``datasets.<ds>.synthetic.lexicon``) adds shades,
+synonyms, evaluations and Zipf-weighted generated names for a Multi30K-like long
+tail. The text-only corpus of the same grammar, on which the workflow trains
+FastText (SMALR §3.1, MULE §Experiments), is
+:func:`polyvse.data.synthetic_corpus.text_corpus`.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from polyvse.io import atomic_path, write_text
 __all__ = [
     "PROFILES", "PROFILE_LANGS", "SyntheticDataset", "build_dataset", "write_dataset", "write_dictionaries",
     "render_scene", "sample_scene", "make_scene", "caption", "caption_plan", "realise", "glossary",
-    "reference_captions",
+    "reference_captions", "plan_realisations",
     "Scene", "ObjectGroup", "CaptionPlan", "Mention", "TEMPLATES", "image_rng",
 ]
 
@@ -243,6 +246,31 @@ def reference_captions(ds: SyntheticDataset, langs: Sequence[str], split: str = 
             for lang in dict.fromkeys(["en", *langs])]
     out = pd.DataFrame(rows, columns=["image_id", "split", "cap_idx", "lang", "text"])
     return out.astype({"image_id": "str", "split": "str", "cap_idx": np.int64, "lang": "str", "text": "str"})
+
+
+def plan_realisations(ds: SyntheticDataset, langs: Sequence[str]) -> pd.DataFrame:
+    """Every human caption's plan realised in every language of ``langs``: what a transfer MT knows.
+
+    One row per (caption, language): image_id, split, src_lang (the human
+    caption's language), cap_idx (its index), lang, text; the rows with
+    ``lang == src_lang`` are the captions themselves. In caption order, then
+    ``langs`` order (``src_lang`` first). The ``transfer`` translation backend
+    (:mod:`polyvse.translate.transfer`) looks a sentence up here to find its plan;
+    the ``src_lang == "en"`` test rows are :func:`reference_captions`' (MT quality).
+    """
+    unknown = [l for l in langs if l not in REALISERS]
+    if unknown:
+        raise InputError("langs", f"no synthetic grammar for {', '.join(map(repr, unknown))}; "
+                                  f"known: {', '.join(REALISERS)}")
+    rows = []
+    for iid, split, src, idx, text in ds.captions[["image_id", "split", "lang", "cap_idx", "text"]].itertuples(
+            index=False):
+        plan = ds.plans[iid, src, int(idx)]
+        for lang in dict.fromkeys([src, *langs]):
+            rows.append((iid, split, src, int(idx), lang, text if lang == src else realise(plan, lang)))
+    out = pd.DataFrame(rows, columns=["image_id", "split", "src_lang", "cap_idx", "lang", "text"])
+    return out.astype({"image_id": "str", "split": "str", "src_lang": "str", "cap_idx": np.int64, "lang": "str",
+                       "text": "str"})
 
 
 def write_dataset(ds: SyntheticDataset, out_dir: Path, image_size: int = 224) -> None:

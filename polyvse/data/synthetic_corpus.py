@@ -17,13 +17,17 @@ corpus does not repeat a dataset's captions of the same seed).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from polyvse import LANGUAGES
+from polyvse.data.stats import count_tokens
 from polyvse.data.synthetic_lang import REALISERS, caption_plan, realise
 from polyvse.data.synthetic_lexicon import LEXICONS
 from polyvse.data.synthetic_scene import sample_scene
 from polyvse.errors import InputError
+from polyvse.io import write_text
 
 CORPUS_STREAM = 99  # after the image streams of polyvse.data.synthetic (0-3)
 
@@ -43,3 +47,18 @@ def text_corpus(lang: str, n_sentences: int, seed: int, lexicon: str = "closed")
         rng = np.random.default_rng(np.random.SeedSequence([int(seed), i, CORPUS_STREAM, sub]))
         out.append(realise(caption_plan(sample_scene(rng, lexicon), rng, lexicon), lang))
     return out
+
+
+def write_text_corpus(path: str | Path, lang: str, n_sentences: int, seed: int,
+                      lexicon: str = "closed") -> dict[str, int]:
+    """Write :func:`text_corpus` to ``path``, one sentence a line (UTF-8, atomically).
+
+    The workflow's rule ``corpus`` (results/{dataset}/corpus/{lang}.txt), on which
+    FastText is trained as SMALR §3.1/§4 and MULE §Experiments train theirs on
+    Wikipedia. Returns ``lines``, ``tokens`` and ``types`` (lowercase ``\\w+`` runs,
+    :func:`polyvse.data.stats.words`) for the log.
+    """
+    lines = text_corpus(lang, n_sentences, seed, lexicon)
+    write_text("".join(line + "\n" for line in lines), Path(path))
+    counts = count_tokens(lines)
+    return {"lines": len(lines), "tokens": sum(counts.values()), "types": len(counts)}

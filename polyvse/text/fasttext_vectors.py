@@ -5,9 +5,12 @@ SMALR §3.1 and MULE (§Approach, "we initialize our word embeddings from
 start every word from a FastText vector. Two sources:
 
 * **trained here** (the default): a skip-gram FastText model
-  (:func:`train_fasttext`) on the language's training sentences, written one
-  tokenised sentence a line with tokens joined by spaces, so that FastText sees
-  the words our tokenizer produces (zh/ja characters, by default, are words);
+  (:func:`train_fasttext`) on the language's text-only corpus (synthetic
+  datasets: :func:`polyvse.data.synthetic_corpus.text_corpus`, the stand-in for
+  the papers' Wikipedia text; read by :func:`read_corpus`) or else its training
+  captions, written one tokenised sentence a line with tokens joined by spaces,
+  so that FastText sees the words our tokenizer produces (zh/ja characters, by
+  default, are words);
 * **pretrained**: a user's ``cc.{lang}.300.bin`` (a full FastText model, with
   subwords) or a ``.vec`` text file (header ``N D``, then ``word v1 … vD``; no
   subwords), named in config under ``fasttext.pretrained.{lang}``.
@@ -51,6 +54,7 @@ import numpy as np
 
 from polyvse.config import ConfigError
 from polyvse.errors import InputError
+from polyvse.text.tokenize import tokenize
 from polyvse.translate.muse import normalize_word
 
 log = logging.getLogger(__name__)
@@ -257,6 +261,20 @@ def zero_filled_allocations() -> Iterator[bool]:
         except ValueError:
             restore = 0
         mallopt(_M_PERTURB, restore)
+
+
+def read_corpus(path: str | Path, lang: str, segmenter: str = "chars") -> list[list[str]]:
+    """The tokenised lines of a text-only corpus file (one sentence a line, UTF-8).
+
+    Tokenised as the captions are (:func:`polyvse.text.tokenize.tokenize`), so that
+    the corpus words are the vocabulary's words. Empty lines give empty sentences
+    (:func:`write_corpus` skips them).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "text corpus not found")
+    with open(path, encoding="utf-8", newline="\n") as f:
+        return [tokenize(line.rstrip("\n"), lang, segmenter) for line in f]
 
 
 def write_corpus(sentences: Iterable[Sequence[str]], path: str | Path) -> int:

@@ -1,0 +1,100 @@
+"""The text-only corpus FastText trains on (issue 13): SMALR §3.1/§4 and MULE §Experiments start
+from FastText vectors trained on Wikipedia, not on the captions; the synthetic stand-in is the
+captions' grammar and long-tailed lexicon run on unrendered scenes (rule corpus)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from polyvse.data.adapters import make_dataset
+from polyvse.data.stats import dataset_stats
+from polyvse.data.synthetic import build_dataset
+from polyvse.data.synthetic_corpus import text_corpus, write_text_corpus
+from polyvse.data.synthetic_lang import EN_NOUN
+from polyvse.data.synthetic_lexicon import EN_NOUN_VARIANTS
+from polyvse.errors import InputError
+from polyvse.text.fasttext_vectors import read_corpus, vocabulary_vectors
+from polyvse.text.tokenize import tokenize
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _synonyms() -> dict[str, set[str]]:
+    """English one-word shape nouns -> the forms of the *other* words for the same concept
+    (synonyms and hyponyms of synthetic_lexicon.EN_NOUN_VARIANTS; a word's own plural is no synonym)."""
+    out: dict[str, set[str]] = {}
+    for concept, forms in EN_NOUN.items():
+        lexemes = [set(forms)] + [set(v) for v in EN_NOUN_VARIANTS.get(concept, ()) if " " not in v[0]]
+        for lexeme in lexemes:
+            others = set().union(*(o for o in lexemes if o is not lexeme))
+            out.update({w: others for w in lexeme})
+    return out
+
+
+def _neighbours(vectors: np.ndarray, words: list[str], word: str, k: int) -> list[str]:
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    i = words.index(word)
+    return [words[j] for j in np.argsort(-(unit @ unit[i])) if j != i][:k]
+
+
+def test_a_word_seen_once_in_the_captions_gets_its_synonyms_as_neighbours_from_the_corpus():
+    # 100 captions of 20 images: "hoops" (a hyponym of "ring", synonym of "loop") is seen once
+    captions = build_dataset("m30k", 20, 0, 0, seed=0, langs=["en"], lexicon="long_tail").captions
+    sentences = [tokenize(t, "en") for t in captions.text]
+    counts = Counter(w for s in sentences for w in s)
+    vocab = sorted(counts)
+    synonyms = _synonyms()
+    once = [w for w in vocab if counts[w] == 1 and w in synonyms]
+    assert once == ["hoops"] and synonyms["hoops"] & set(vocab) >= {"loop", "ring"}
+    settings = {"dim": 64, "epochs": 5, "min_count": 1, "bucket": 50_000}  # small: a few seconds
+    corpus = [tokenize(t, "en") for t in text_corpus("en", 20_000, seed=0, lexicon="long_tail")]
+    vectors, summary = vocabulary_vectors(vocab, "en", settings, corpus)
+    assert summary["source"] == "trained"
+    near = _neighbours(vectors, vocab, "hoops", 5)
+    assert synonyms["hoops"] & set(near), near
+    # trained on the captions alone (the old input), the word seen once has no such neighbours
+    from_captions, _ = vocabulary_vectors(vocab, "en", settings, sentences)
+    assert not synonyms["hoops"] & set(_neighbours(from_captions, vocab, "hoops", 5))
+
+
+def test_corpus_file_round_trip_tokenised_like_the_captions(tmp_path):
+    path = tmp_path / "corpus" / "ja.txt"
+    path.parent.mkdir()
+    summary = write_text_corpus(path, "ja", 30, seed=4, lexicon="long_tail")
+    lines = text_corpus("ja", 30, seed=4, lexicon="long_tail")
+    assert path.read_text(encoding="utf-8") == "".join(line + "\n" for line in lines)
+    assert summary["lines"] == 30 and summary["tokens"] > 0 and summary["types"] > 0
+    assert read_corpus(path, "ja") == [tokenize(line, "ja") for line in lines]
+    with pytest.raises(InputError, match="not found"):
+        read_corpus(tmp_path / "nope.txt", "en")
+
+
+@pytest.fixture(scope="module")
+def default_config() -> dict:
+    from snakemake.utils import validate
+
+    c = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    validate(c, str(REPO / "config" / "schema.yaml"))  # fills the schema's defaults, as at DAG build
+    return c
+
+
+def test_default_synthetic_datasets_are_long_tailed_and_train_fasttext_on_a_corpus(default_config, tmp_path):
+    for name in ("m30k", "coco"):  # the text datasets; spoken keeps the closed lexicon (config.yaml says why)
+        ds = default_config["datasets"][name]
+        assert ds["synthetic"]["lexicon"] == "long_tail", name
+        assert ds["synthetic"]["corpus_sentences"] > 0, name
+    # m30k as configured, with fewer training images (Heaps' law: fewer types), through the adapter
+    settings = {**default_config["datasets"]["m30k"]}
+    settings["synthetic"] = {**settings["synthetic"], "n_train": 400, "n_val": 2, "n_test": 200, "image_size": 32}
+    captions, _ = make_dataset("m30k", settings, tmp_path)
+    stats = dataset_stats(captions, "m30k", ["en", "de", "fr", "cs"], "test").set_index("lang")
+    en = stats.loc["en"]
+    assert en["types"] >= 1200 and en["hapax_share"] >= 0.30, en
+    assert -1.6 <= en["rank_freq_slope"] <= -0.9 and 0.003 <= en["test_oov_rate"] <= 0.06, en
+    for lang in ("de", "fr", "cs"):
+        assert stats.loc[lang, "hapax_share"] >= 0.30 and stats.loc[lang, "types"] >= 400, stats.loc[lang]
