@@ -95,6 +95,12 @@ def variant_eval_langs(config: Mapping, variant: str) -> list[str]:
     return list(v.get("eval_langs") or v["train_langs"])
 
 
+def variant_seed(config: Mapping, variant: Mapping) -> int:
+    """A variant's own ``seed`` (a seed replica's, polyvse.report.findings), else the config's."""
+    seed = variant.get("seed")
+    return int(config.get("seed", 0) if seed is None else seed)
+
+
 def variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
     """Everything one training run depends on: family defaults and training
     settings merged with the variant's overrides."""
@@ -106,7 +112,7 @@ def variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
     return {"model": v["model"], "model_options": model, "training": training,
             "train_langs": list(v["train_langs"]), "eval_langs": variant_eval_langs(config, variant),
             "captions": v.get("captions", "human"), "text": dict(config.get("text", {})),
-            "vocabulary": dict(v.get("vocabulary") or {}), "seed": int(config.get("seed", 0))}
+            "vocabulary": dict(v.get("vocabulary") or {}), "seed": variant_seed(config, v)}
 
 
 def pretrain_settings(config: Mapping, name: str, dataset: str) -> dict[str, Any]:
@@ -425,7 +431,7 @@ def speech_variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
     training.update(copy.deepcopy(dict(v.get("training") or {})))
     dataset = v.get("dataset", "spoken")
     return {"dataset": dataset, "langs": dataset_langs(config, dataset), "model": model, "training": training,
-            "seed": int(config.get("seed", 0))}
+            "seed": variant_seed(config, v)}
 
 
 def speech_variant_dataset(config: Mapping, variant: str) -> str:

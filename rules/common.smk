@@ -28,6 +28,7 @@ from polyvse.config_files import located, schema_violation
 from polyvse.data.adapters import raw_files
 from polyvse.errors import ConfigFileError
 from polyvse.needs import HOW_TO_TRANSLATE, mt_available, prune_to_available
+from polyvse.report.findings import active_claims, add_seed_replicas, findings_plan, plan_files
 from polyvse.runlock import claim_directory, release_directory
 from polyvse.stopping import stop_jobs_on_signals
 from polyvse.train.families import variant_needs
@@ -65,6 +66,10 @@ if _left_out:
         print("polyvse: no machine translation or dictionaries for this data; left out of this run:\n  "
               + "\n  ".join(_left_out) + f"\n  to run them: {HOW_TO_TRANSLATE}", file=sys.stderr)
 
+# Findings (polyvse.report.findings): every row a claim of the seed papers compares is
+# trained findings.seeds times; the replicas ({variant}-s{k}, seed + k) join the config here.
+FINDINGS_REPLICAS = add_seed_replicas(config)
+
 R = config["results_dir"]
 BACKBONE = config["image_features"]["backbone"]
 
@@ -99,7 +104,8 @@ def all_targets():
     return (expand(f"{R}/{{report}}.{{ext}}", report=reports, ext=["tsv", "md"])
             + expand(f"{R}/{{figure}}.{{ext}}", figure=list(config["figures"]), ext=["tsv", "png"])
             + [f"{R}/{name}.{ext}" for name in config["extra_reports"] for ext in EXTRA_REPORT_FILES[name]]
-            + [f"{R}/data_stats.{ext}" for ext in ("tsv", "md") if text_datasets()])  # rules/data.smk
+            + [f"{R}/data_stats.{ext}" for ext in ("tsv", "md") if text_datasets()]  # rules/data.smk
+            + [f"{R}/findings.{ext}" for ext in ("tsv", "md") if active_claims(config)])  # rules/report.smk
 
 
 # extra_reports: reports with a layout of their own (rules/mlmme.smk, rules/translator.smk).
@@ -153,20 +159,30 @@ def dictionaries_dir(wildcards):
 
 
 def translate_inputs(wildcards):
+    """Captions; the offline backends' own dictionaries (synthetic data, unless configured);
+    the transfer backend's plan realisations (synthetic data only: real data has no plans
+    and gets its word-by-word fallback)."""
     inputs = {"captions": f"{R}/{wildcards.dataset}/captions.parquet"}
-    if config["translate"]["backend"] == "dictionary" and not config["translate"]["dictionaries"]:
+    backend = config["translate"]["backend"]
+    if backend in ("transfer", "dictionary") and not config["translate"]["dictionaries"]:
         inputs["dictionaries"] = f"{R}/{wildcards.dataset}/dictionaries"
+    if backend == "transfer" and config["datasets"][wildcards.dataset]["adapter"] == "synthetic":
+        inputs["references"] = f"{R}/{wildcards.dataset}/references.parquet"
     return inputs
 
 
 # ----------------------------------------------------------------------------- rules/text_features.smk: input functions
 
 def fasttext_inputs(wildcards):
-    """The vocabulary, and the training captions or the user's pretrained file."""
+    """The vocabulary, and the user's pretrained file, or else the text-only corpus
+    (synthetic datasets with corpus_sentences > 0), or else the training captions."""
     inputs = {"vocab": f"{R}/{wildcards.dataset}/vocab/{wildcards.origin}/{wildcards.lang}.tsv"}
     pretrained = config["fasttext"]["pretrained"].get(wildcards.lang)
+    ds = config["datasets"][wildcards.dataset]
     if pretrained:
         inputs["pretrained"] = pretrained
+    elif ds["adapter"] == "synthetic" and ds["synthetic"]["corpus_sentences"] > 0:
+        inputs["corpus"] = f"{R}/{wildcards.dataset}/corpus/{wildcards.lang}.txt"
     else:
         name = "captions_augmented" if wildcards.origin == "augmented" else "captions"
         inputs["captions"] = f"{R}/{wildcards.dataset}/{name}.parquet"
@@ -210,10 +226,11 @@ def train_inputs(wildcards):
         "vocab": train_vocab_files(wildcards),
     }
     needs = variant_needs(variant_settings(config, wildcards.variant))
-    # Word vectors come from FastText on the largest training corpus, human + MT captions
-    # (a stand-in for the papers' pretrained cc.{lang}.300 vectors): one table per language
-    # serves every variant, whatever its captions (its vocabulary is a subset). Without MT
-    # the human captions are the largest corpus.
+    # Word vectors: one FastText table per language, its rows the vocabulary of the largest
+    # training captions, human + MT, so that it serves every variant whatever its captions (its
+    # vocabulary is a subset); without MT the human captions are the largest. FastText trains
+    # on the synthetic dataset's text-only corpus (a stand-in for the papers' pretrained
+    # cc.{lang}.300 vectors, trained on Wikipedia), or else on those captions.
     origin = "augmented" if mt_available(config, ds) else "human"
     if needs.fasttext_langs:
         inputs["fasttext"] = expand(f"{R}/{ds}/fasttext/{origin}/{{lang}}.npy", lang=needs.fasttext_langs)

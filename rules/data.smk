@@ -7,6 +7,8 @@ rule dataset:
         images=f"{R}/{{dataset}}/images.parquet",
     log:
         "logs/{dataset}/dataset.log",
+    benchmark:
+        "benchmarks/dataset/{dataset}.tsv",
     params:
         dataset=lambda wc: config["datasets"][wc.dataset],
         out_dir=lambda wc: f"{R}/{wc.dataset}",
@@ -37,9 +39,10 @@ rule dictionaries:
 
 
 rule references:
-    """Synthetic data only: every English test caption's plan realised in every
-    language of the dataset, the references MT quality is scored against
-    (results/{dataset}/mt_quality.tsv)."""
+    """Synthetic data only: every human caption's plan (every split, every
+    language) realised in every language of the dataset: what the transfer MT
+    backend looks sentences up in, and, for the English test captions, the
+    references MT quality is scored against (results/{dataset}/mt_quality.tsv)."""
     output:
         f"{R}/{{dataset}}/references.parquet",
     log:
@@ -49,7 +52,7 @@ rule references:
         langs=lambda wc: config["datasets"][wc.dataset]["langs"],
     threads: 1
     resources:
-        mem_mb=1000,
+        mem_mb=2000,
         runtime=10,
     script:
         "../workflow_scripts/make_references.py"

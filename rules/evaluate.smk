@@ -15,7 +15,7 @@ rule evaluate:
         langs=lambda wc: protocol_langs(config, wc.variant, wc.protocol),
         query_lang=lambda wc: "en" if wc.protocol == "to_en" else None,
         device=config["training"]["device"],
-        seed=config["seed"],
+        seed=lambda wc: variant_settings(config, wc.variant)["seed"],
     threads: 1
     resources:
         mem_mb=4000,

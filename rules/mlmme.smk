@@ -10,7 +10,8 @@ if "mlmme_table1" in config["extra_reports"]:
     check_mlmme_config(config)
 
 MLMME = config["mlmme"]
-MLMME_RUNS = mlmme_runs(MLMME)
+MLMME_RUNS = mlmme_runs(MLMME)  # the table's runs; the findings' seed replicas of some are trained too
+MLMME_TRAINED = [*MLMME_RUNS, *FINDINGS_REPLICAS["mlmme"]]
 
 
 rule mlmme_train:
@@ -21,7 +22,8 @@ rule mlmme_train:
         captions=f"{R}/{{dataset}}/captions.parquet",
         features=f"{R}/{{dataset}}/image_features/{BACKBONE}.npy",
         ids=f"{R}/{{dataset}}/image_features/{BACKBONE}.ids.txt",
-        vocab=lambda wc: expand(f"{R}/{wc.dataset}/vocab/human/{{lang}}.tsv", lang=MLMME_RUNS[wc.mlmme_run]["langs"]),
+        vocab=lambda wc: expand(f"{R}/{wc.dataset}/vocab/human/{{lang}}.tsv",
+                                lang=mlmme_run_settings(config, wc.mlmme_run)["langs"]),
     output:
         model=f"{R}/{{dataset}}/mlmme/{{mlmme_run}}/model.pt",
         epochs=f"{R}/{{dataset}}/mlmme/{{mlmme_run}}/epochs.tsv",
@@ -34,7 +36,7 @@ rule mlmme_train:
         settings=lambda wc: mlmme_run_settings(config, wc.mlmme_run),
         checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/mlmme/{wc.mlmme_run}/checkpoint",
     wildcard_constraints:
-        mlmme_run="|".join(re.escape(n) for n in MLMME_RUNS),
+        mlmme_run="|".join(re.escape(n) for n in MLMME_TRAINED),
     threads: MLMME["threads"]
     resources:
         gpu=config["resources"]["train"]["gpu"],
@@ -62,7 +64,7 @@ rule mlmme_evaluate:
     params:
         device=MLMME["training"]["device"],
     wildcard_constraints:
-        mlmme_run="|".join(re.escape(n) for n in MLMME_RUNS),
+        mlmme_run="|".join(re.escape(n) for n in MLMME_TRAINED),
     threads: 1
     resources:
         mem_mb=2000,

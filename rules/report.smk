@@ -102,3 +102,24 @@ rule benchmarks:
         runtime=5,
     script:
         "../workflow_scripts/gather_benchmarks.py"
+
+
+rule findings:
+    """The seed papers' findings that our tables can test, each compared row trained with
+    findings.seeds seeds: the paper's numbers, ours as mean ± std, and a verdict that counts a
+    gap only where it exceeds the seeds' spread (polyvse.report.findings)."""
+    input:
+        lambda wc: plan_files(findings_plan(config, R)),
+    output:
+        tsv=report(f"{R}/findings.tsv", category="Findings", caption="../report/findings.rst"),
+        md=report(f"{R}/findings.md", category="Findings", caption="../report/findings.rst"),
+    log:
+        "logs/findings.log",
+    params:
+        plan=lambda wc: findings_plan(config, R),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../workflow_scripts/make_findings.py"

@@ -5,10 +5,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from polyvse.report.orderings import OrderingClaim, check, orderings_markdown
 from polyvse.report.readme import (
     ReadmeError,
     benchmarks_summary,
+    findings_block,
     differing_files,
     fill_blocks,
     main,
@@ -58,26 +58,9 @@ def test_fill_blocks_names_missing_and_unused_blocks():
         fill_blocks(readme, {"a": "x", "b": "y"})
 
 
-def _smalr_table(path: Path, values: dict[str, tuple[float, float]]) -> None:
-    pd.DataFrame([{"model": m, "HA": ha, "A": a} for m, (ha, a) in values.items()]).to_csv(
-        path, sep="\t", index=False)
-
-
-def test_ordering_claims_read_the_table(tmp_path):
-    _smalr_table(tmp_path / "t.tsv", {"LA": (10.0, 11.0), "HEM": (12.0, 10.5), "SMALR": (13.0, 14.0)})
-    ha = check(OrderingClaim("paper", "t", "HA", ("LA", "HEM", "SMALR")), tmp_path)
-    a = check(OrderingClaim("paper", "t", "A", ("LA", "HEM", "SMALR")), tmp_path)
-    assert ha.agrees and ha.values == (10.0, 12.0, 13.0)
-    assert not a.agrees
-    assert "**disagrees**" in a.markdown() and "HEM 10.5" in a.markdown()
-    text = orderings_markdown(tmp_path, [OrderingClaim("paper", "t", c, ("LA", "HEM", "SMALR")) for c in ("HA", "A")])
-    assert text.startswith("1 of 2 orderings")
-
-
-def test_ordering_claim_with_a_missing_row_names_the_table(tmp_path):
-    _smalr_table(tmp_path / "t.tsv", {"LA": (10.0, 11.0)})
-    with pytest.raises(ValueError, match=r"t\.tsv: 0 rows named 'HEM'"):
-        check(OrderingClaim("paper", "t", "HA", ("LA", "HEM")), tmp_path)
+def test_findings_block_is_the_run_s_report_one_level_down(tmp_path):
+    (tmp_path / "findings.md").write_text("# The seeds' findings on our tables\n\n2 claims.\n\n## A claim\n\n| row |\n")
+    assert findings_block(tmp_path) == "2 claims.\n\n### A claim\n\n| row |\n"
 
 
 def test_speech_summary_means_image_and_cross_lingual_pairs(tmp_path):

@@ -23,7 +23,7 @@ CONFIG = {
     "seed": 0,
     "datasets": {"m30k": {"adapter": "synthetic", "langs": ["en", "de", "fr"],
                           "synthetic": {"profile": "m30k", "n_train": 48, "n_val": 12, "n_test": 12,
-                                        "image_size": 64}}},
+                                        "image_size": 64, "corpus_sentences": 1000}}},
     "fasttext": {"dim": 16, "epochs": 5, "bucket": 10000},
     "variants": {},
     "reports": {},

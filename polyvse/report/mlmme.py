@@ -43,7 +43,8 @@ def column_name(lang: str, run: str, runs: Mapping[str, Mapping]) -> str:
     return f"{lang} VSE" if run.startswith("vse_") else f"{lang} {beta_label(runs[run]['beta'])}"
 
 
-def _cell(ev: pd.DataFrame, section: str, lang: str, key: str) -> float:
+def table_cell(ev: pd.DataFrame, section: str, lang: str, key: str) -> float:
+    """One cell of Table 1 from a run's evaluation: ``section`` × ``lang`` × metric ``key`` (r1, r5, r10, medr)."""
     if section == "Sentence to image":
         hit = ev[(ev["task"] == "image_sentence") & (ev["query"] == lang) & (ev["target"] == IMAGE)]
     elif section == "Image to sentence":
@@ -72,7 +73,7 @@ def mlmme_table(evals: Mapping[str, pd.DataFrame], runs: Mapping[str, Mapping], 
                 for run in [f"vse_{lang}", *betas]:
                     if run not in evals:
                         raise InputError("mlmme_table", f"no evaluation of run {run!r}")
-                    row[column_name(lang, run, runs)] = _cell(evals[run], section, lang, key)
+                    row[column_name(lang, run, runs)] = table_cell(evals[run], section, lang, key)
             rows.append(row)
     return pd.DataFrame(rows)
 

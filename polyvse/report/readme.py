@@ -27,7 +27,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from polyvse.report.orderings import orderings_markdown
 
 BLOCK = re.compile(r"<!-- results:(?P<name>[\w.-]+):start -->\n(?P<body>.*?)<!-- results:(?P=name):end -->",
                    re.S)
@@ -103,6 +102,15 @@ def speech_summary(snapshot: Path, reports: Mapping[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def findings_block(snapshot: Path) -> str:
+    """results/findings.md of the snapshot's run, its title dropped and its claims one heading level down."""
+    text = _read(snapshot, "findings.md")
+    lines = text.splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    return "\n".join("#" + line if line.startswith("## ") else line for line in lines).strip("\n") + "\n"
+
+
 def benchmarks_summary(snapshot: Path) -> str:
     """The run's job time per rule (results/benchmarks_by_rule.tsv of the snapshot's run)."""
     by_rule = pd.read_csv(io.StringIO(_read(snapshot, "benchmarks_by_rule.tsv")), sep="\t")
@@ -132,7 +140,7 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "run": run_summary,
     "table2": lambda s: _read(s, "table2.md"),
     "mule_table2": lambda s: _read(s, "mule_table2.md"),
-    "orderings": orderings_markdown,
+    "findings": lambda s: findings_block(s),
     "table1": lambda s: _read(s, "table1.md"),
     "speech_summary": lambda s: speech_summary(s, SPEECH_TABLES),
     "mlmme_table1": lambda s: _read(s, "mlmme_table1.md"),

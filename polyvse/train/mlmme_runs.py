@@ -33,18 +33,25 @@ def mlmme_runs(settings: Mapping) -> dict[str, dict]:
     return runs
 
 
+def replica_offset(run: str) -> tuple[str, int]:
+    """``("b75", 2)`` for the seed replica ``b75-s2`` (polyvse.report.findings), ``(run, 0)`` otherwise."""
+    base, sep, k = run.rpartition("-s")
+    return (base, int(k)) if sep and k.isdigit() and int(k) > 0 else (run, 0)
+
+
 def run_settings(config: Mapping, run: str) -> dict:
     """Everything one run depends on: the ``mlmme`` block, the run's languages
-    and β, the text settings and the seed."""
+    and β, the text settings and the seed (the config's, plus k for a seed replica ``{run}-s{k}``)."""
     block = config[CONFIG_KEY]
     runs = mlmme_runs(block)
+    run, offset = replica_offset(run)
     if run not in runs:
         raise ConfigError(f"{CONFIG_KEY}.betas", f"no run named {run!r} (runs: {', '.join(runs)})")
     return {**runs[run], "model": dict(block["model"]), "training": dict(block["training"]),
             "contrastive": block["contrastive"], "n_contrastive": int(block["n_contrastive"]),
             "contrastive_pool": block["contrastive_pool"],
             "margin": float(block["margin"]), "reduction": block["reduction"],
-            "text": dict(config.get("text", {})), "seed": int(config.get("seed", 0))}
+            "text": dict(config.get("text", {})), "seed": int(config.get("seed", 0)) + offset}
 
 
 def check_mlmme_config(config: Mapping) -> None:

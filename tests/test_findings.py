@@ -1,0 +1,120 @@
+"""The findings report (polyvse.report.findings): replicas, values and verdicts by hand."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import pandas as pd
+
+from polyvse.config import speech_variant_settings, variant_settings
+from polyvse.report.findings import (
+    Claim,
+    active_claims,
+    add_seed_replicas,
+    findings_markdown,
+    findings_plan,
+    findings_table,
+    plan_files,
+    verdict,
+)
+from polyvse.train.mlmme_runs import run_settings
+
+CLAIM = Claim("la_hem", "paper §1, Table 2", "HEM beats LA", "text", "t", "A", ("LA", "HEM"), ("61.6", "64.0"))
+
+
+def config(seeds=3):
+    return {
+        "seed": 5, "findings": {"seeds": seeds},
+        "datasets": {"d": {"langs": ["en", "de"], "adapter": "synthetic", "synthetic": {"profile": "m30k"}}},
+        "variants": {"la": {"model": "la", "dataset": "d", "train_langs": ["en", "de"]},
+                     "hem": {"model": "hem", "dataset": "d", "train_langs": ["en", "de"]},
+                     "other": {"model": "embn", "dataset": "d", "train_langs": ["en"]}},
+        "reports": {"t": {"layout": "smalr", "dataset": "d", "rows": [{"name": "LA", "variant": "la"},
+                                                                      {"name": "HEM", "variant": "hem"},
+                                                                      {"name": "EmbN", "variant": "other"}]}},
+        "speech": {"variants": {"infonce": {}}, "reports": {}},
+        "extra_reports": ["mlmme_table1"],
+        "mlmme": {"dataset": "d", "langs": ["en", "de"], "betas": [1.0, 0.75], "model": {}, "training": {},
+                  "contrastive": "none", "n_contrastive": 0, "contrastive_pool": "batch", "margin": 0.1,
+                  "reduction": "sum"},
+    }
+
+
+def test_verdicts_by_hand():
+    assert verdict([[1.0, 1.2, 0.8], [2.0, 2.2, 1.8]]) == ("agrees", ["holds"])  # gap 1 > spread 0.2
+    assert verdict([[2.0, 2.2, 1.8], [1.0, 1.2, 0.8]]) == ("disagrees", ["reversed"])
+    assert verdict([[1.0, 1.5, 0.5], [1.2, 1.7, 0.7]]) == ("within noise", ["within noise"])  # gap .2 < .5
+    assert verdict([[1.0, 1.5, 0.5], [1.2, 1.7, 0.7]], "<=") == ("agrees", ["holds"])  # not reversed: on par
+    assert verdict([[1.0, 1.2, 0.8], [2.0, 2.2, 1.8], [1.9, 2.3, 1.5]]) == ("within noise", ["holds", "within noise"])
+    assert verdict([[1.0], [2.0]]) == ("one seed: no verdict", [])
+
+
+def test_replicas_train_the_compared_rows_with_other_seeds_and_nothing_else():
+    cfg = config()
+    mlmme_claim = Claim("de", "MLMME", "β helps", "mlmme", "mlmme_table1", "de:s2i", ("VSE", "β=1"), ("1", "2"))
+    added = add_seed_replicas(cfg, [CLAIM, mlmme_claim])
+    assert added["text"] == ["la-s1", "hem-s1", "la-s2", "hem-s2"] and "other-s1" not in cfg["variants"]
+    assert [variant_settings(cfg, v)["seed"] for v in ("la", "la-s1", "la-s2", "other")] == [5, 6, 7, 5]
+    same = {k: v for k, v in variant_settings(cfg, "la-s2").items() if k != "seed"}
+    assert same == {k: v for k, v in variant_settings(cfg, "la").items() if k != "seed"}
+    assert added["mlmme"] == ["vse_de-s1", "b100-s1", "vse_de-s2", "b100-s2"]
+    assert run_settings(cfg, "b100-s2")["seed"] == 7 and run_settings(cfg, "b100-s2")["beta"] == 1.0
+    speech = copy.deepcopy(cfg)
+    speech["speech"]["reports"] = {"s": {"rows": [{"name": "InfoNCE", "variant": "infonce"}]}}
+    add_seed_replicas(speech, [Claim("x", "thesis", "x", "speech", "s", "image.R10", ("InfoNCE",), ("1",))])
+    assert speech_variant_settings({**speech, "datasets": {"spoken": {"langs": ["en"]}}}, "infonce-s1")["seed"] == 6
+
+
+def test_a_claim_whose_rows_the_config_lacks_is_left_out():
+    cfg = config()
+    assert active_claims(cfg, [CLAIM]) == [CLAIM]
+    cfg["reports"]["t"]["rows"] = cfg["reports"]["t"]["rows"][1:]  # no LA row
+    assert active_claims(cfg, [CLAIM]) == []
+    assert active_claims(config(seeds=0), [CLAIM]) == []
+
+
+def write_eval(root, variant, m_r):
+    path = root / f"{variant}.tsv"
+    pd.DataFrame([{"lang": "en", "test_source": "human", "mR": m_r[0]},
+                  {"lang": "de", "test_source": "human", "mR": m_r[1]}]).to_csv(path, sep="\t", index=False)
+    (root / f"{variant}.json").write_text(json.dumps({"params_train": 10, "params_test": 5}))
+
+
+def test_findings_table_reads_every_seed_through_the_table_code(tmp_path):
+    cfg = config()
+    add_seed_replicas(cfg, [CLAIM])
+    plan = findings_plan(cfg, "results", [CLAIM])
+    # A = mean of en, de; LA seeds 10, 11, 12; HEM seeds 20, 21, 22
+    for k, suffix in enumerate(["", "-s1", "-s2"]):
+        write_eval(tmp_path, f"la{suffix}", (10.0 + k - 1, 10.0 + k + 1))
+        write_eval(tmp_path, f"hem{suffix}", (20.0 + k - 2, 20.0 + k + 2))
+    files = plan_files(plan)
+    assert "results/d/eval/hem-s2.direct.tsv" in files and "results/d/models/la-s1/params.json" in files
+
+    def read(path):
+        name = path.split("/")[-2] if path.endswith(".json") else path.split("/")[-1].split(".")[0]
+        if path.endswith(".json"):
+            return json.loads((tmp_path / f"{name}.json").read_text())
+        return pd.read_csv(tmp_path / f"{name}.tsv", sep="\t", keep_default_na=False)
+
+    table = findings_table(plan, read).set_index("row")
+    assert table.loc["LA", "values"] == "10.00 11.00 12.00" and table.loc["HEM", "mean"] == 21.0
+    assert table.loc["LA", "std"] == 1.0 and table.loc["HEM", "paper"] == "64.0"
+    assert set(table["verdict"]) == {"agrees"}
+    text = findings_markdown(plan, table.reset_index())
+    assert "1 agrees" in text and "| HEM | 64.0 | 21.00 ± 1.00 | 20.00 21.00 22.00 |" in text
+    assert not math.isnan(table.loc["LA", "std"])
+
+
+def test_the_default_config_tests_every_claim_of_the_list():
+    import yaml
+    from pathlib import Path
+
+    from polyvse.report.findings import CLAIMS
+
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "config.yaml").read_text())
+    cfg["findings"] = {"seeds": 3}
+    assert [c.key for c in active_claims(cfg)] == [c.key for c in CLAIMS]
+    assert all(len(c.rows) == len(c.paper) >= 2 for c in CLAIMS)
