@@ -106,6 +106,8 @@ def test_findings_table_reads_every_seed_through_the_table_code(tmp_path):
     text = findings_markdown(plan, table.reset_index())
     assert "1 agrees" in text and "| HEM | 64.0 | 21.00 ± 1.00 | 20.00 21.00 22.00 |" in text
     assert not math.isnan(table.loc["LA", "std"])
+    sectioned = table.reset_index().assign(row=lambda t: "(a) base|" + t["row"])
+    assert "| (a) base · HEM | 64.0 |" in findings_markdown(plan, sectioned)
 
 
 def test_the_default_config_tests_every_claim_of_the_list():

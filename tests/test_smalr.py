@@ -374,7 +374,7 @@ def test_fit_clc_learns_to_trust_the_informative_language():
     clc = CLCClassifier(2)
     losses = fit_clc(clc, scores, owner, iterations=30, lr=0.05)
     assert len(losses) == 30 and losses[-1] < losses[0]
-    w = clc.hidden.weight.detach()
+    w = clc.hidden_weight.detach()
     assert bool((w[:, 0] > w[:, 1]).all())
     acc = lambda s: float((s.argmax(dim=1) == owner).float().mean())
     assert acc(clc(scores).detach()) >= acc(clc_average(scores))

@@ -93,16 +93,14 @@ def clc_scores(model: nn.Module, vocab, queries: pd.DataFrame, translations: pd.
 
 def fit_clc_classifier(model: nn.Module, vocab, captions: pd.DataFrame, val_translations: pd.DataFrame,
                        features: Tensor, image_index: dict, max_len: int, query_langs: Sequence[str],
-                       iterations: int = 30, lr: float = 1e-2, seed: int = 0) -> tuple[CLCClassifier, list[float]]:
+                       iterations: int = 30, lr: float = 0.1, seed: int = 0) -> tuple[CLCClassifier, list[float]]:
     """CLC-C fitted on the validation split: every human validation query of
     ``query_langs`` with its translations, against the validation images, all at
     once (SMALR §3.4). Returns the classifier and its loss per iteration.
 
     The MLP starts as CLC-A (weights 1/|L|) and learns a convex weighting of the
-    languages (:mod:`polyvse.models.clc`: each step is projected back onto
-    non-negative weights summing to one, so the collapse to a constant output
-    that lowers eq. (3) to its margin cannot happen, and Adam at 1e-2 can move the
-    weights within 30 iterations; at 1e-3 they stay within ~0.03 of CLC-A's)."""
+    languages (:mod:`polyvse.models.clc`: softmax-parametrised weights, so the
+    collapse to a constant output that lowers eq. (3) to its margin cannot happen)."""
     queries = pd.concat([human_queries(captions, "val", l) for l in query_langs], ignore_index=True)
     if queries.empty:
         raise ValueError(f"CLC-C needs human validation captions in {list(query_langs)}")
@@ -111,8 +109,8 @@ def fit_clc_classifier(model: nn.Module, vocab, captions: pd.DataFrame, val_tran
     classifier = CLCClassifier(len(vocab.langs))
     losses = fit_clc(classifier, scores, torch.from_numpy(column), iterations=iterations, lr=lr)
     log.info("CLC-C fitted on %d validation queries x %d images: loss %.4f → %.4f; first-layer weight per "
-             "language (mean over hidden units): %s", scores.shape[0], scores.shape[2], losses[0], losses[-1],
-             dict(zip(vocab.langs, np.round(classifier.hidden.weight.detach().mean(dim=0).numpy(), 4))))
+             "language (the ensemble's): %s", scores.shape[0], scores.shape[2], losses[0], losses[-1],
+             dict(zip(vocab.langs, np.round(classifier.language_weights().detach().numpy(), 4).tolist())))
     return classifier, losses
 
 

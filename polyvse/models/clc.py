@@ -23,17 +23,17 @@ inputs are non-negative and the ReLU starts in its linear region; a constant
 shift changes no ranking.
 
 Where the paper is silent (its optimiser, any constraint), one choice keeps the
-ensemble an ensemble: after every step each layer's weights are projected back
-to non-negative rows that sum to one (:meth:`CLCClassifier.project`). The eq. (3)
-hinge is lowest for a weak model when every score is equal (the loss sits at its
-margin), so an unconstrained MLP learns to shrink its weights to zero or below
-and ties every image; the projection rules that out (a convex combination cannot
-scale the scores away), so a learning rate large enough to move the weights
-within the 30 iterations (Adam 1e-2) is safe. A smaller one (1e-3) moves each
-weight by at most ~0.03 and leaves CLC-C ranking as CLC-A.
-
-Missing translations may be given as NaN: CLC-A averages the languages
-present, CLC-C replaces a missing score by that mean.
+ensemble an ensemble: each row of both layers is the softmax of learned logits
+(:class:`CLCClassifier`), non-negative and summing to one. The eq. (3) hinge is
+lowest for a weak model when every score is equal (the loss sits at its margin),
+so an unconstrained MLP learns to shrink its weights to zero or below and ties
+every image; a convex combination cannot scale the scores away. And where every
+language's scores help, the raw weights' gradients all share a sign: Adam, whose
+first steps move each parameter by about its learning rate whatever the
+gradient's size, then shifts all weights alike, and CLC-C stays CLC-A (with
+weights renormalised after each step, exactly). The softmax's gradient is
+centred over the languages, so the logits move apart by how much each language
+helps. Adam at 0.1 on the logits, 30 iterations.
 """
 
 from __future__ import annotations
@@ -57,22 +57,39 @@ def clc_average(scores: Tensor) -> Tensor:
 
 
 class CLCClassifier(nn.Module):
-    """CLC-C: ``(Q, L, N) -> (Q, N)`` through ``ReLU(x W1ᵀ) W2ᵀ`` per (query, image)."""
+    """CLC-C: ``(Q, L, N) -> (Q, N)`` through ``ReLU(x W1ᵀ) W2ᵀ`` per (query, image).
+
+    Each row of ``W1`` (``(hidden, L)``) and ``W2`` (``(1, hidden)``) is the softmax of its own
+    logits (the learned parameters: 352 for ten languages), so every unit is a weighted average
+    of its inputs and the whole MLP a weighted ensemble of the languages (module docstring).
+    Zero logits are the paper's uniform initial weights."""
 
     def __init__(self, n_langs: int, hidden: int = 32, init: str = "uniform"):
         super().__init__()
         self.n_langs = n_langs
-        self.hidden = nn.Linear(n_langs, hidden, bias=False)
-        self.out = nn.Linear(hidden, 1, bias=False)
-        with torch.no_grad():
-            if init == "uniform":
-                self.hidden.weight.fill_(1.0 / n_langs)
-                self.out.weight.fill_(1.0 / hidden)
-            elif init == "random":
-                self.hidden.weight.uniform_(0.0, 2.0 / n_langs)
-                self.out.weight.uniform_(0.0, 2.0 / hidden)
-            else:
-                raise ValueError(f"CLCClassifier(init): expected 'uniform' or 'random', got {init!r}")
+        if init not in ("uniform", "random"):
+            raise ValueError(f"CLCClassifier(init): expected 'uniform' or 'random', got {init!r}")
+        self.hidden_logits = nn.Parameter(torch.zeros(hidden, n_langs))
+        self.out_logits = nn.Parameter(torch.zeros(1, hidden))
+        if init == "random":
+            with torch.no_grad():
+                self.hidden_logits.uniform_(-1.0, 1.0)
+                self.out_logits.uniform_(-1.0, 1.0)
+
+    @property
+    def hidden_weight(self) -> Tensor:
+        """``W1`` ``(hidden, L)``: non-negative rows summing to one."""
+        return torch.softmax(self.hidden_logits, dim=1)
+
+    @property
+    def out_weight(self) -> Tensor:
+        """``W2`` ``(1, hidden)``: non-negative, summing to one."""
+        return torch.softmax(self.out_logits, dim=1)
+
+    def language_weights(self) -> Tensor:
+        """``(L,)`` the ensemble's weight of each language, ``W2 W1`` (the MLP is linear on its
+        non-negative inputs)."""
+        return (self.out_weight @ self.hidden_weight).squeeze(0)
 
     def forward(self, scores: Tensor) -> Tensor:
         if scores.dim() != 3 or scores.shape[1] != self.n_langs:
@@ -81,27 +98,18 @@ class CLCClassifier(nn.Module):
         if bool(missing.any()):
             scores = torch.where(missing, clc_average(scores).unsqueeze(1).expand_as(scores), scores)
         x = (1.0 + scores).permute(0, 2, 1)  # (Q, N, L)
-        return self.out(torch.relu(self.hidden(x))).squeeze(-1)
-
-    @torch.no_grad()
-    def project(self) -> None:
-        """Each row of both layers onto the probability simplex's face: weights clipped at 0,
-        then divided by their sum (a row that clipped to all zeros becomes uniform)."""
-        for layer in (self.hidden, self.out):
-            w = layer.weight.clamp_(min=0.0)
-            total = w.sum(dim=1, keepdim=True)
-            w.copy_(torch.where(total > 0, w / total.clamp(min=1e-12), torch.full_like(w, 1.0 / w.shape[1])))
+        return (torch.relu(x @ self.hidden_weight.T) @ self.out_weight.T).squeeze(-1)
 
     def parameter_count(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
 
 def fit_clc(classifier: CLCClassifier, scores: Tensor, image_of_query: Tensor, iterations: int = 30,
-            lr: float = 1e-2, margin: float = 0.05, top_k: int = 10, sentence_weight: float = 1.5) -> list[float]:
+            lr: float = 0.1, margin: float = 0.05, top_k: int = 10, sentence_weight: float = 1.5) -> list[float]:
     """Train CLC-C on validation scores ``(Q, L, N)`` with eq. (3), full batch.
 
     image_of_query: ``(Q,)`` the column of each query's image. Adam (the paper
-    names no optimiser), each step followed by :meth:`CLCClassifier.project`.
+    names no optimiser) on the logits of :class:`CLCClassifier`.
     Returns the loss before each iteration.
     """
     optimiser = torch.optim.Adam(classifier.parameters(), lr=lr)
@@ -113,7 +121,6 @@ def fit_clc(classifier: CLCClassifier, scores: Tensor, image_of_query: Tensor, i
         optimiser.zero_grad(set_to_none=True)
         loss.backward()
         optimiser.step()
-        classifier.project()
         losses.append(float(loss.detach()))
     classifier.eval()
     return losses

@@ -373,7 +373,8 @@ def findings_markdown(plan: Sequence[Mapping], table: pd.DataFrame) -> str:
                   "| row | paper | ours: mean ± std | seeds |", "|---|--:|--:|---|"]
         for _, r in rows.iterrows():
             sd = "–" if pd.isna(r["std"]) else f"{r['std']:.2f}"
-            lines.append(f"| {r['row']} | {r['paper']} | {r['mean']:.2f} ± {sd} | {r['values']} |")
+            row = str(r["row"]).replace("|", " · ")  # "section|name": a bar would end the Markdown cell
+            lines.append(f"| {row} | {r['paper']} | {r['mean']:.2f} ± {sd} | {r['values']} |")
         lines.append("")
     return "\n".join(lines)
 
