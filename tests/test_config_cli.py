@@ -63,8 +63,8 @@ def test_a_report_name_that_is_not_a_file_name(tmp_path, name):
 
 
 def test_an_unknown_nested_key_suggests_the_nearest(tmp_path):
-    text = DEFAULT.replace("  backend: dictionary", "  backnd: dictionary", 1)
-    line = text.splitlines().index("  backnd: dictionary      # offline; googletrans is opt-in") + 1
+    text = DEFAULT.replace("  backend: transfer", "  backnd: transfer", 1)
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if l.startswith("  backnd: transfer"))
     _, lines = dry_run(tmp_path, config_text=text)
     assert any(f"bad.yaml:{line}: config key translate.backnd: unknown key; did you mean 'backend'?" in l
                for l in lines), lines

@@ -57,8 +57,9 @@ def tiny_config() -> dict:
     return {
         "seed": 0,
         "datasets": {"spoken": {**default["datasets"]["spoken"],
-                                "synthetic": {"profile": "all", "n_train": 8, "n_val": 4, "n_test": 4,
-                                              "captions_per_image": 1, "image_size": 32}}},
+                                "synthetic": {"profile": "all", "lexicon": "closed", "n_train": 8, "n_val": 4,
+                                              "n_test": 4, "captions_per_image": 1, "image_size": 32}}},
+        "findings": {"seeds": 0},  # the seed replicas are tested on the tiny SMALR run (tests/test_workflow_smalr.py)
         "speech": speech,
         "resources": {"features": {"threads": 1}, "speech_train": {"threads": 1}},
     }

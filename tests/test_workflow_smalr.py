@@ -75,16 +75,17 @@ def test_figures_and_their_numbers(run):
     assert smalr["A"] == pytest.approx(table.loc["SMALR", ["En", "De", "Fr", "Cs", "Cn"]].mean(), abs=0.06)
 
 
-def test_findings_train_the_compared_rows_with_three_seeds(run):
+def test_findings_train_the_compared_rows_with_every_seed(run):
     """tests/configs/tiny_smalr.yaml has SMALR and its CLC rows: the CLC claim is tested over
-    smalr_5 and its replicas smalr_5-s1, smalr_5-s2 (seeds +1, +2)."""
+    smalr_5 and its replica smalr_5-s1 (seed + 1; findings.seeds: 2 there)."""
     table = pd.read_csv(run / "results" / "findings.tsv", sep="\t")
     assert list(table["claim"].unique()) == ["smalr_clc"]
-    assert list(table["row"]) == ["SMALR", "SMALR-CLC-A", "SMALR-CLC-C"] and set(table["seeds"]) == {3}
+    assert list(table["row"]) == ["SMALR", "SMALR-CLC-A", "SMALR-CLC-C"] and set(table["seeds"]) == {2}
     assert table["verdict"].iloc[0] in ("agrees", "disagrees", "within noise")
     seeds = [json.loads((run / f"results/m30k/models/smalr_5{s}/params.json").read_text())
-             for s in ("", "-s1", "-s2")]
-    assert len({p["params_train"] for p in seeds}) == 1  # the same model, trained three times
+             for s in ("", "-s1")]
+    assert len({p["params_train"] for p in seeds}) == 1  # the same model, trained twice
+    assert not (run / "results/m30k/models/smalr_5-s2").exists()
     values = [float(x) for x in table["values"].iloc[0].split()]
     assert len(set(values)) > 1  # other seeds, other numbers
     assert "## SMALR: cross-lingual consistency" in (run / "results" / "findings.md").read_text()
