@@ -26,6 +26,8 @@ rule dictionaries:
         directory(f"{R}/{{dataset}}/dictionaries"),
     log:
         "logs/{dataset}/dictionaries.log",
+    benchmark:
+        "benchmarks/dictionaries/{dataset}.tsv",
     params:
         langs=lambda wc: config["datasets"][wc.dataset]["langs"],
         adapter=lambda wc: config["datasets"][wc.dataset]["adapter"],
@@ -47,6 +49,8 @@ rule references:
         f"{R}/{{dataset}}/references.parquet",
     log:
         "logs/{dataset}/references.log",
+    benchmark:
+        "benchmarks/references/{dataset}.tsv",
     params:
         dataset=lambda wc: config["datasets"][wc.dataset],
         langs=lambda wc: config["datasets"][wc.dataset]["langs"],
@@ -75,6 +79,8 @@ rule data_stats:
         f"{R}/{{dataset}}/data_stats.tsv",
     log:
         "logs/{dataset}/data_stats.log",
+    benchmark:
+        "benchmarks/data_stats/{dataset}.tsv",
     params:
         langs=lambda wc: human_langs(config, wc.dataset),
     threads: 1

@@ -77,6 +77,8 @@ rule pca:
         projection=f"{R}/{{dataset}}/fasttext/{{origin}}/{{lang}}.pca{{dim}}.npz",
     log:
         "logs/{dataset}/pca_{origin}_{lang}_{dim}.log",
+    benchmark:
+        "benchmarks/pca/{dataset}/{origin}_{lang}_{dim}.tsv",
     params:
         seed=config["seed"],
     wildcard_constraints:

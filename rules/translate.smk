@@ -8,6 +8,8 @@ rule augment_captions:
         f"{R}/{{dataset}}/captions_augmented.parquet",
     log:
         "logs/{dataset}/augment_captions.log",
+    benchmark:
+        "benchmarks/augment_captions/{dataset}.tsv",
     params:
         langs=lambda wc: config["datasets"][wc.dataset]["langs"],
         settings=config["translate"],
@@ -29,6 +31,8 @@ rule query_translations:
         f"{R}/{{dataset}}/{{split}}_translations.parquet",
     log:
         "logs/{dataset}/query_translations_{split}.log",
+    benchmark:
+        "benchmarks/query_translations/{dataset}/{split}.tsv",
     params:
         langs=lambda wc: config["datasets"][wc.dataset]["langs"],
         settings=config["translate"],
@@ -61,6 +65,8 @@ rule mt_quality:
         f"{R}/{{dataset}}/mt_quality.tsv",
     log:
         "logs/{dataset}/mt_quality.log",
+    benchmark:
+        "benchmarks/mt_quality/{dataset}.tsv",
     params:
         langs=lambda wc: config["datasets"][wc.dataset]["langs"],
         settings=config["translate"],

@@ -116,8 +116,8 @@ def benchmarks_summary(snapshot: Path) -> str:
     by_rule = pd.read_csv(io.StringIO(_read(snapshot, "benchmarks_by_rule.tsv")), sep="\t")
     total, cpu = by_rule["seconds"].sum(), by_rule["cpu_seconds"].sum()
     lines = [f"{int(by_rule['jobs'].sum())} jobs, {total / 60:.1f} minutes of job wall time and {cpu / 60:.1f} of "
-             "CPU time (Snakemake `benchmark:` files of every job, gathered by the `benchmarks` rule into "
-             "`results/benchmarks.tsv`; the run of the sentence above):", "",
+             "CPU time (the Snakemake `benchmark:` files of the jobs that wrote one, gathered by "
+             "the `benchmarks` rule into `results/benchmarks.tsv`):", "",
              "| rule | jobs | wall s | share % | median s | longest s | peak RSS MB | CPU s |",
              "|---|--:|--:|--:|--:|--:|--:|--:|"]
     for _, r in by_rule.iterrows():
