@@ -193,16 +193,23 @@ def noisy_words(tokens: Sequence[str], confusions: Confusions, rates: ErrorRates
         cands = confusions.sense(tok) if kind == "wrong_sense" else \
             confusions.agreement(tok) if kind == "wrong_agreement" else []
         out.append(cands[int(v * len(cands))] if cands else correct)
+    return _finish(out, last_dropped, rates.reorder, rng)
+
+
+def _finish(out: list[str], last_dropped: str | None, reorder: float, rng: np.random.Generator) -> list[str]:
+    """The end of both error models: a sentence whose every word was dropped keeps its last one (MT
+    drops words, not whole captions), then each adjacent pair of output words is swapped with
+    probability ``reorder`` (a swapped word is not moved again; one draw per pair, after the word
+    choices, so the stream of ``rng`` is the same as before this was shared)."""
     if not out and last_dropped is not None:
-        # MT drops words, not whole sentences: a caption never comes back empty
         out.append(last_dropped)
-    if rates.reorder > 0 and len(out) > 1:
+    if reorder > 0 and len(out) > 1:
         swaps = rng.random(len(out) - 1)
         i = 0
         while i < len(out) - 1:
-            if swaps[i] < rates.reorder:
+            if swaps[i] < reorder:
                 out[i], out[i + 1] = out[i + 1], out[i]
-                i += 2  # a swapped token is not moved again
+                i += 2
             else:
                 i += 1
     return out
@@ -352,15 +359,4 @@ def noisy_target_words(tokens: Sequence[str], confusions: TargetConfusions, rate
                 other = confusions.untranslated(tok)
                 cands = [other] if other else []
         out.append(cands[int(v * len(cands))] if cands else tok)
-    if not out and last_dropped is not None:
-        out.append(last_dropped)
-    if rates.reorder > 0 and len(out) > 1:
-        swaps = rng.random(len(out) - 1)
-        i = 0
-        while i < len(out) - 1:
-            if swaps[i] < rates.reorder:
-                out[i], out[i + 1] = out[i + 1], out[i]
-                i += 2
-            else:
-                i += 1
-    return out
+    return _finish(out, last_dropped, rates.reorder, rng)
