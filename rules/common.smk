@@ -72,6 +72,7 @@ FINDINGS_REPLICAS = add_seed_replicas(config)
 
 R = config["results_dir"]
 BACKBONE = config["image_features"]["backbone"]
+FINDINGS_PLAN = findings_plan(config, R)  # what the findings rule reads, once (rules/report.smk)
 
 _STARTED = time.time()
 

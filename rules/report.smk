@@ -109,14 +109,14 @@ rule findings:
     findings.seeds seeds: the paper's numbers, ours as mean ± std, and a verdict that counts a
     gap only where it exceeds the seeds' spread (polyvse.report.findings)."""
     input:
-        lambda wc: plan_files(findings_plan(config, R)),
+        plan_files(FINDINGS_PLAN),
     output:
         tsv=report(f"{R}/findings.tsv", category="Findings", caption="../report/findings.rst"),
         md=report(f"{R}/findings.md", category="Findings", caption="../report/findings.rst"),
     log:
         "logs/findings.log",
     params:
-        plan=lambda wc: findings_plan(config, R),
+        plan=FINDINGS_PLAN,
     threads: 1
     resources:
         mem_mb=1000,
