@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "errors"),
-    ("io", "stopping", "runlock", "schema_doc"),
+    ("io", "stopping", "runlock", "schema_doc", "optim"),
     ("logs",),
     ("config",),
     ("needs",),

@@ -14,6 +14,8 @@ from typing import Iterable
 import torch
 from torch.optim.lr_scheduler import LambdaLR
 
+from polyvse.optim import adam
+
 
 @dataclass(frozen=True)
 class WarmupStepDecay:
@@ -52,7 +54,7 @@ class WarmupStepDecay:
 def make_adam(params: Iterable[torch.nn.Parameter] | Iterable[dict], lr: float = 1e-3,
               betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0) -> torch.optim.Adam:
     """Adam as §3.1.2 (β₁ = 0.9, β₂ = 0.999, lr = 1e-3)."""
-    return torch.optim.Adam(params, lr=lr, betas=betas, weight_decay=weight_decay)
+    return adam(params, lr=lr, betas=betas, weight_decay=weight_decay)
 
 
 def warmup_step_decay_scheduler(optimizer: torch.optim.Optimizer, total_steps: int,

@@ -37,6 +37,7 @@ from polyvse.errors import InputError
 from polyvse.evaluate.embed import mean_validation_recall
 from polyvse.losses.multilingual_ranking import ContrastiveSet, multilingual_ranking_loss, sample_contrastive_indices
 from polyvse.models.mlmme import MLMME, MLMMEConfig
+from polyvse.optim import adam
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.data import EncodedCaptions, encode_captions
 from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
@@ -205,7 +206,7 @@ def train_mlmme(captions: pd.DataFrame, features: np.ndarray, image_ids: Sequenc
     feats = torch.from_numpy(np.asarray(features, dtype=np.float32))
     model = MLMME.from_vocabulary(vocab, feats.shape[1], langs, **settings["model"]).to(device)
     objective = MLMMEObjective(settings["beta"], settings["margin"], settings["contrastive"], settings["reduction"])
-    optimiser = torch.optim.Adam(model.parameters(), lr=tr["lr"])
+    optimiser = adam(model.parameters(), lr=tr["lr"])
     n_batches = -(-len(sampler) // tr["batch_size"])
     log.info("MLMME on %s, β = %g, %s contrastive terms (%s): %d images, %d tuples an epoch (%d batches), "
              "vocabulary %d, device %s, %d threads", "+".join(langs), settings["beta"], settings["contrastive"],

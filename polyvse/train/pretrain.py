@@ -46,6 +46,7 @@ from torch import Tensor, nn
 
 from polyvse.models.latent_vocab import LatentAssignment, LatentVocabulary, LatentVocabularyConfig
 from polyvse.models.universal import valid_mask
+from polyvse.optim import adam
 from polyvse.text.joint_vectors import joint_vectors
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.data import ImageGroupedBatches, collate, encode_captions
@@ -170,7 +171,7 @@ def pretrain_latent_vocabulary(captions: pd.DataFrame, tokens: Mapping[str, list
         recall = cross_lingual_recall(sentences, val_one.image_row.to(device), val_one.lang.to(device))
         return {"val_score": recall, "val_loss": loss, "tokens_used": used}
 
-    optimiser = torch.optim.Adam(model.parameters(), lr=settings["lr"])
+    optimiser = adam(model.parameters(), lr=settings["lr"])
     run_id = fingerprint(dict(settings), dict(text), len(vocab), len(train), seed)
     log.info("latent pretraining on %s: %d sentences, vocabulary %d, %d latent tokens, %d batches an epoch",
              "+".join(langs), len(train), len(vocab), config.n_tokens, n_batches)

@@ -13,6 +13,7 @@ import torch
 from torch import Tensor
 
 from polyvse.evaluate.embed import mean_validation_recall
+from polyvse.optim import adam
 from polyvse.text.vocab import Vocabulary
 from polyvse.train import families
 from polyvse.train.data import DEFAULT_LANGUAGE_BALANCE, ImageGroupedBatches, collate, encode_captions
@@ -140,7 +141,7 @@ def train_variant(captions: pd.DataFrame, features: np.ndarray, image_ids: list[
     for phase in families.phases(settings, model):
         params = [p for p in (phase.parameters if phase.parameters is not None else model.parameters())
                   if p.requires_grad]
-        optimiser = torch.optim.Adam(params, lr=tr["lr"], weight_decay=tr["weight_decay"], foreach=True)
+        optimiser = adam(params, lr=tr["lr"], weight_decay=tr["weight_decay"])
         tracker = TrainingProgress(phase.objective, phase.epochs * n_batches)
         if phase.select_by == "loss":
             all_val = pd.concat([enc.frame for enc in val_by_lang.values()], ignore_index=True)

@@ -42,6 +42,7 @@ from polyvse.errors import InputError
 from polyvse.evaluate.embed import mean_validation_recall, retrieval_for
 from polyvse.losses.multilingual_ranking import multilingual_ranking_loss
 from polyvse.models.translator import PROTOCOLS, TranslatorVSE, build_source_model, build_translator_model
+from polyvse.optim import adam
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.data import EncodedCaptions, ImageGroupedBatches, collate, encode_captions
 from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
@@ -169,7 +170,7 @@ def _fit(model: TranslatorVSE, batches, n_batches: int, val: EncodedCaptions, la
          settings: Mapping, checkpoint_dir: Path, run_id: str, device: torch.device,
          progress: bool) -> FitResult:
     tr = settings["training"]
-    optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=tr["lr"])
+    optimiser = adam([p for p in model.parameters() if p.requires_grad], lr=tr["lr"])
     objective = VSEHinge(settings["margin"])
     return run_epochs(model, optimiser, batches, n_batches, lambda batch: objective(model, batch),
                       lambda m: mean_validation_recall(m, feats, {lang: val}), epochs=tr["epochs"],

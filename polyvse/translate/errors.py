@@ -241,10 +241,14 @@ class TargetConfusions:
 
     ``to_tgt``: the dictionary en→tgt (None when ``tgt`` is English or no such
     dictionary exists); ``to_src``: en→src (None when ``src`` is English or none
-    exists). A word whose gloss is unknown has no candidates.
+    exists). A word whose gloss is unknown has no candidates. ``confusions``: the
+    :class:`Confusions` of the dictionary that supplies the related words (en→tgt, or
+    en→src for an English target) when the caller already built it; it depends on that
+    dictionary only, so every source language into one target can share it.
     """
 
-    def __init__(self, src: str, tgt: str, to_tgt: MuseDictionary | None, to_src: MuseDictionary | None) -> None:
+    def __init__(self, src: str, tgt: str, to_tgt: MuseDictionary | None, to_src: MuseDictionary | None,
+                 confusions: Confusions | None = None) -> None:
         self.src, self.tgt = src, tgt
         self.to_tgt = to_tgt if tgt != "en" else None
         self.to_src = to_src if src != "en" else None
@@ -253,10 +257,10 @@ class TargetConfusions:
             for en, words in self.to_tgt.entries.items():
                 for w in words:
                     self._gloss.setdefault(w, en)
-            self._confusions: Confusions | None = Confusions(self.to_tgt)
+            self._confusions: Confusions | None = confusions or Confusions(self.to_tgt)
         else:
             # English target: related English words come from the en→src dictionary
-            self._confusions = Confusions(self.to_src) if self.to_src is not None else None
+            self._confusions = (confusions or Confusions(self.to_src)) if self.to_src is not None else None
         self.words: frozenset[str] = frozenset(self._gloss)
         """The target words the dictionary knows (zh/ja: the segmenter's vocabulary)."""
 

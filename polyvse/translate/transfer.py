@@ -41,8 +41,8 @@ from polyvse.errors import InputError
 from polyvse.text.tokenize import UNSEGMENTED, tokenize
 from polyvse.translate.backend import TranslationBackend, register
 from polyvse.translate.dictionary import DictionaryBackend, _fingerprint, join_tokens, segment_greedy
-from polyvse.translate.errors import (ERROR_MODEL_VERSION, TARGET_ERROR_MODEL_VERSION, ErrorRates, TargetConfusions,
-                                      noisy_target_words, sentence_rng)
+from polyvse.translate.errors import (ERROR_MODEL_VERSION, TARGET_ERROR_MODEL_VERSION, Confusions, ErrorRates,
+                                      TargetConfusions, noisy_target_words, sentence_rng)
 from polyvse.translate.muse import MuseDictionary
 
 REALISATION_COLUMNS = ["image_id", "split", "src_lang", "cap_idx", "lang", "text"]
@@ -136,6 +136,7 @@ class TransferBackend(TranslationBackend):
         table = read_plan_table(references) if isinstance(references, (str, Path)) else references
         self.plans: PlanTable | None = PlanTable(table) if table is not None else None
         self._confusions: dict[tuple[str, str], TargetConfusions] = {}
+        self._dictionary_confusions: dict[str, Confusions] = {}  # en→lang's, by lang
         self._keys: dict[tuple[str, str], str] = {}
 
     @classmethod
@@ -165,7 +166,14 @@ class TransferBackend(TranslationBackend):
         """The target-side error candidates of ``src``→``tgt`` (built on first use)."""
         pair = (src, tgt)
         if pair not in self._confusions:
-            self._confusions[pair] = TargetConfusions(src, tgt, self._en_dictionary(tgt), self._en_dictionary(src))
+            to_tgt, to_src = self._en_dictionary(tgt), self._en_dictionary(src)
+            # related words come from en→tgt (en→src for an English target): built once per dictionary,
+            # not once per pair (they were 89 % of a query_translations job)
+            lang, dictionary = (tgt, to_tgt) if tgt != "en" else (src, to_src)
+            if dictionary is not None and lang not in self._dictionary_confusions:
+                self._dictionary_confusions[lang] = Confusions(dictionary)
+            self._confusions[pair] = TargetConfusions(src, tgt, to_tgt, to_src,
+                                                      self._dictionary_confusions.get(lang))
         return self._confusions[pair]
 
     def target_tokens(self, text: str, lang: str, words: Collection[str]) -> list[str]:
