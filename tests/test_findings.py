@@ -75,11 +75,12 @@ def test_a_claim_whose_rows_the_config_lacks_is_left_out():
     assert active_claims(config(seeds=0), [CLAIM]) == []
 
 
-def write_eval(root, variant, m_r):
+def write_eval(root, variant, m_r, best_epoch=8):
     path = root / f"{variant}.tsv"
     pd.DataFrame([{"lang": "en", "test_source": "human", "mR": m_r[0]},
                   {"lang": "de", "test_source": "human", "mR": m_r[1]}]).to_csv(path, sep="\t", index=False)
-    (root / f"{variant}.json").write_text(json.dumps({"params_train": 10, "params_test": 5}))
+    (root / f"{variant}.json").write_text(json.dumps({"params_train": 10, "params_test": 5,
+                                                      "best_epoch": best_epoch, "epochs_run": 8}))
 
 
 def test_findings_table_reads_every_seed_through_the_table_code(tmp_path):
@@ -88,7 +89,7 @@ def test_findings_table_reads_every_seed_through_the_table_code(tmp_path):
     plan = findings_plan(cfg, "results", [CLAIM])
     # A = mean of en, de; LA seeds 10, 11, 12; HEM seeds 20, 21, 22
     for k, suffix in enumerate(["", "-s1", "-s2"]):
-        write_eval(tmp_path, f"la{suffix}", (10.0 + k - 1, 10.0 + k + 1))
+        write_eval(tmp_path, f"la{suffix}", (10.0 + k - 1, 10.0 + k + 1), best_epoch=8 if k else 5)
         write_eval(tmp_path, f"hem{suffix}", (20.0 + k - 2, 20.0 + k + 2))
     files = plan_files(plan)
     assert "results/d/eval/hem-s2.direct.tsv" in files and "results/d/models/la-s1/params.json" in files
@@ -106,6 +107,11 @@ def test_findings_table_reads_every_seed_through_the_table_code(tmp_path):
     text = findings_markdown(plan, table.reset_index())
     assert "1 agrees" in text and "| HEM | 64.0 | 21.00 ± 1.00 | 20.00 21.00 22.00 |" in text
     assert not math.isnan(table.loc["LA", "std"])
+    # HEM kept its last epoch in every seed: still learning when the budget ended; LA's first seed did not
+    assert table.loc["HEM", "best_epochs"] == "8/8 8/8 8/8" and table.loc["LA", "best_epochs"] == "5/8 8/8 8/8"
+    assert "1 of the 1 claims compare a row whose every training kept its last epoch" in text
+    assert "Still improving at the end of the budget: HEM." in text
+    assert "| HEM | 64.0 | 21.00 ± 1.00 | 20.00 21.00 22.00 | 8/8 8/8 8/8 |" in text
     sectioned = table.reset_index().assign(row=lambda t: "(a) base|" + t["row"])
     assert "| (a) base · HEM | 64.0 |" in findings_markdown(plan, sectioned)
 

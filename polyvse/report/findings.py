@@ -34,7 +34,8 @@ from polyvse.config import dataset_langs, human_langs, row_sources, speech_varia
 from polyvse.report.tables import COLUMN_NAME
 
 FAMILIES: tuple[str, ...] = ("text", "speech", "mlmme")
-COLUMNS = ["claim", "source", "table", "column", "row", "paper", "seeds", "mean", "std", "values", "verdict"]
+COLUMNS = ["claim", "source", "table", "column", "row", "paper", "seeds", "mean", "std", "values", "verdict",
+           "best_epochs"]
 MLMME_TABLE = "mlmme_table1"
 
 
@@ -228,7 +229,8 @@ def _speech_sources(config: Mapping, claim: Claim, results: str, seeds: int) -> 
 def _mlmme_sources(config: Mapping, claim: Claim, results: str, seeds: int) -> dict:
     ds = config["mlmme"]["dataset"]
     lang = claim.column.split(":")[0]
-    return {"rows": {label: [{"eval": f"{results}/{ds}/mlmme/{replica(_mlmme_run(label, lang), k)}/eval.tsv"}
+    return {"rows": {label: [{"eval": f"{results}/{ds}/mlmme/{replica(_mlmme_run(label, lang), k)}/eval.tsv",
+                              "params": f"{results}/{ds}/mlmme/{replica(_mlmme_run(label, lang), k)}/params.json"}
                              for k in range(seeds)] for label in claim.rows}}
 
 
@@ -308,6 +310,33 @@ def claim_values(item: Mapping, read: Reader) -> dict[str, list[float]]:
     return out
 
 
+def _params_files(src: Mapping) -> list[str]:
+    """The params.json of every training one row reads for one seed (none for MLMME's runs)."""
+    params = src.get("params")
+    if params is None:
+        return []
+    return list(params.values()) if isinstance(params, dict) else [params]
+
+
+def best_epochs(item: Mapping, read: Reader) -> dict[str, list[str]]:
+    """Row label → per seed, ``best/run`` epochs of its trainings (``+``-joined where a row reads
+    several, e.g. one model per language); empty where the runs record none (MLMME)."""
+    out = {}
+    for label, per_seed in item["rows"].items():
+        seeds = []
+        for src in per_seed:
+            runs = [read(path) for path in _params_files(src)]
+            seeds.append("+".join(f"{int(r['best_epoch'])}/{int(r['epochs_run'])}" for r in runs))
+        out[label] = seeds if all(seeds) else []
+    return out
+
+
+def still_improving(epochs: Sequence[str]) -> bool:
+    """Whether every seed of a row kept its last epoch (``best/run`` with best = run for each of its
+    trainings): validation was still rising when the training budget ran out."""
+    return bool(epochs) and all(b == r for seed in epochs for b, r in (run.split("/") for run in seed.split("+")))
+
+
 def spread(values: Sequence[float]) -> float:
     """Sample standard deviation (ddof 1); NaN for one value."""
     return float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
@@ -341,13 +370,15 @@ def findings_table(plan: Sequence[Mapping], read: Reader) -> pd.DataFrame:
     for item in plan:
         claim = item["claim"]
         values = claim_values(item, read)
+        epochs = best_epochs(item, read)
         overall, _ = verdict([values[r] for r in claim["rows"]], claim["relation"])
         for label, paper in zip(claim["rows"], claim["paper"]):
             v = values[label]
             out.append({"claim": claim["key"], "source": claim["source"], "table": claim["table"],
                         "column": claim["column"], "row": label, "paper": paper, "seeds": len(v),
                         "mean": round(float(np.mean(v)), 2), "std": round(spread(v), 2) if len(v) > 1 else math.nan,
-                        "values": " ".join(f"{x:.2f}" for x in v), "verdict": overall})
+                        "values": " ".join(f"{x:.2f}" for x in v), "verdict": overall,
+                        "best_epochs": " ".join(epochs[label])})
     return pd.DataFrame(out, columns=COLUMNS)
 
 
@@ -357,11 +388,16 @@ def findings_markdown(plan: Sequence[Mapping], table: pd.DataFrame) -> str:
     seeds = int(plan[0]["seeds"]) if plan else 0
     verdicts = table.drop_duplicates("claim")["verdict"].value_counts() if len(table) else pd.Series(dtype=int)
     counts = ", ".join(f"{verdicts[v]} {v}" for v in ("agrees", "disagrees", "within noise") if v in verdicts)
+    rising = {key for key, rows in table.groupby("claim", sort=False)
+              if any(still_improving(str(e).split()) for e in rows["best_epochs"])}
     lines = ["# The seeds' findings on our tables", "",
              f"{len(plan)} claims of the seed papers, each row trained with {seeds} seeds (findings.seeds): "
              f"{counts or 'none'}. A neighbouring pair of rows holds where its gap of means exceeds the "
              "larger of the two rows' standard deviations over the seeds, is reversed where it exceeds it the "
-             "other way, and is within noise otherwise (polyvse/report/findings.py).", ""]
+             "other way, and is within noise otherwise (polyvse/report/findings.py).", "",
+             f"{len(rising)} of the {len(plan)} claims compare a row whose every training kept its last epoch "
+             "(best epoch = epochs run, column *best / run*): its validation score was still rising when the "
+             "training budget ended, so the verdict compares models that had not finished learning.", ""]
     for item in plan:
         claim = item["claim"]
         rows = table[table["claim"] == claim["key"]]
@@ -369,12 +405,17 @@ def findings_markdown(plan: Sequence[Mapping], table: pd.DataFrame) -> str:
         lines += [f"## {claim['statement']}", "",
                   f"{claim['source']}; ours: `{claim['table']}`, column {claim['column']}. "
                   f"**{rows['verdict'].iloc[0]}**"
-                  + (f" (pairs, worst first: {', '.join(pairs)})" if pairs else "") + ".", "",
-                  "| row | paper | ours: mean ± std | seeds |", "|---|--:|--:|---|"]
+                  + (f" (pairs, worst first: {', '.join(pairs)})" if pairs else "") + ".", ""]
+        if claim["key"] in rising:
+            names = [str(r["row"]).replace("|", " · ") for _, r in rows.iterrows()
+                     if still_improving(str(r["best_epochs"]).split())]
+            lines += [f"Still improving at the end of the budget: {', '.join(names)}.", ""]
+        lines += ["| row | paper | ours: mean ± std | seeds | best / run |", "|---|--:|--:|---|---|"]
         for _, r in rows.iterrows():
             sd = "–" if pd.isna(r["std"]) else f"{r['std']:.2f}"
             row = str(r["row"]).replace("|", " · ")  # "section|name": a bar would end the Markdown cell
-            lines.append(f"| {row} | {r['paper']} | {r['mean']:.2f} ± {sd} | {r['values']} |")
+            epochs = str(r["best_epochs"]) if str(r["best_epochs"]) not in ("", "nan") else "–"
+            lines.append(f"| {row} | {r['paper']} | {r['mean']:.2f} ± {sd} | {r['values']} | {epochs} |")
         lines.append("")
     return "\n".join(lines)
 
