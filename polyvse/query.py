@@ -98,11 +98,12 @@ def features_file(tm: TrainedModel) -> tuple[Path, str]:
 
 
 @torch.no_grad()
-def test_images(tm: TrainedModel) -> Index:
+def test_images(tm: TrainedModel, cache_beside_model: bool = True) -> Index:
     """The test split's images, embedded once and cached in ``query/test_images.npz`` beside the model
-    (ids, paths and embeddings: a later query reads nothing else)."""
+    (ids, paths and embeddings: a later query reads nothing else); without ``cache_beside_model``
+    (a workflow job, which writes only its declared outputs) neither read nor written."""
     cache = tm.directory / "query" / "test_images.npz"
-    if cache.is_file() and cache.stat().st_mtime >= (tm.directory / "model.pt").stat().st_mtime:
+    if cache_beside_model and cache.is_file() and cache.stat().st_mtime >= (tm.directory / "model.pt").stat().st_mtime:
         held = np.load(cache, allow_pickle=False)
         ids, paths = [str(i) for i in held["ids"]], [str(p) for p in held["paths"]]
         return Index(ids=ids, embeddings=torch.from_numpy(held["embeddings"]), paths=paths, texts=[""] * len(ids))
@@ -118,8 +119,9 @@ def test_images(tm: TrainedModel) -> Index:
     emb = embed_images(tm.model, feats).cpu()
     ids = list(test["image_id"])
     paths = [str(p if Path(p).is_absolute() else tm.dataset_dir / p) for p in test["path"]]
-    with atomic_path(cache) as tmp:
-        np.savez(tmp, embeddings=emb.numpy(), ids=np.asarray(ids), paths=np.asarray(paths))
+    if cache_beside_model:
+        with atomic_path(cache) as tmp:
+            np.savez(tmp, embeddings=emb.numpy(), ids=np.asarray(ids), paths=np.asarray(paths))
     return Index(ids=ids, embeddings=emb, paths=paths, texts=[""] * len(ids))
 
 

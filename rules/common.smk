@@ -29,6 +29,7 @@ from polyvse.data.adapters import raw_files
 from polyvse.errors import ConfigFileError
 from polyvse.needs import HOW_TO_TRANSLATE, mt_available, prune_to_available
 from polyvse.report.findings import active_claims, add_seed_replicas, findings_plan, plan_files
+from polyvse.report.gallery import gallery_candidates
 from polyvse.runlock import claim_directory, release_directory
 from polyvse.stopping import stop_jobs_on_signals
 from polyvse.train.families import variant_needs
@@ -106,7 +107,20 @@ def all_targets():
             + expand(f"{R}/{{figure}}.{{ext}}", figure=list(config["figures"]), ext=["tsv", "png"])
             + [f"{R}/{name}.{ext}" for name in config["extra_reports"] for ext in EXTRA_REPORT_FILES[name]]
             + [f"{R}/data_stats.{ext}" for ext in ("tsv", "md") if text_datasets()]  # rules/data.smk
-            + [f"{R}/findings.{ext}" for ext in ("tsv", "md") if active_claims(config)])  # rules/report.smk
+            + [f"{R}/findings.{ext}" for ext in ("tsv", "md") if active_claims(config)]  # rules/report.smk
+            + [f"{R}/gallery/{report}.png" for report in gallery_reports()])  # rules/report.smk
+
+
+def gallery_variants(report):
+    """The word models a text table's gallery chooses its model from (polyvse.report.gallery)."""
+    return gallery_candidates(config["reports"][report]["rows"], config["variants"])
+
+
+def gallery_reports():
+    """The text tables that get a gallery: every one with a row reading one word model directly."""
+    if config["gallery"]["langs"] == 0:
+        return []
+    return [report for report in config["reports"] if gallery_variants(report)]
 
 
 # extra_reports: reports with a layout of their own (rules/mlmme.smk, rules/translator.smk).

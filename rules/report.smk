@@ -123,3 +123,38 @@ rule findings:
         runtime=10,
     script:
         "../workflow_scripts/make_findings.py"
+
+
+rule gallery:
+    """The best single word model of a text table (most languages evaluated, then highest mean
+    mR) answering human test captions in its first gallery.langs languages: each query beside
+    its top gallery.top_k test images, the image it describes outlined (polyvse.report.gallery)."""
+    input:
+        evals=lambda wc: [f"{R}/{config['variants'][v]['dataset']}/eval/{v}.direct.tsv"
+                          for v in gallery_variants(wc.report)],
+        models=lambda wc: [f"{R}/{config['variants'][v]['dataset']}/models/{v}/model.pt"
+                           for v in gallery_variants(wc.report)],
+        data=lambda wc: sorted({f"{R}/{config['variants'][v]['dataset']}/{name}"
+                                for v in gallery_variants(wc.report)
+                                for name in ("captions.parquet", "images.parquet",
+                                             f"image_features/{BACKBONE}.npy")}),
+    output:
+        report(f"{R}/gallery/{{report}}.png", category="Gallery", caption="../report/gallery.rst"),
+    log:
+        "logs/gallery_{report}.log",
+    benchmark:
+        "benchmarks/gallery/{report}.tsv"
+    params:
+        candidates=lambda wc: gallery_variants(wc.report),
+        langs=config["gallery"]["langs"],
+        per_lang=config["gallery"]["per_lang"],
+        top_k=config["gallery"]["top_k"],
+        seed=config["seed"],
+    wildcard_constraints:
+        report=names_regex(config["reports"]),
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../workflow_scripts/make_gallery.py"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from PIL import Image
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -65,6 +66,11 @@ def test_tiny_workflow_writes_table2(workdir):
     md = (workdir / "results" / "table2.md").read_text()
     assert "| EmbN (shared) |" in md and "m30k" in md
     assert "Ko ¹" in md and "De ¹" not in md and "machine translations" in md
+    # the gallery: the ten-language model (most languages) answering 8 test captions, 4 languages x 2
+    log = (workdir / "logs" / "gallery_table2.log").read_text()
+    assert "embn_all_mt: 8 queries" in log, log
+    with Image.open(workdir / "results" / "gallery" / "table2.png") as gallery:
+        assert gallery.format == "PNG" and gallery.size[0] > 1000 and gallery.size[1] > 8 * 192
     # nothing left to do: the DAG is complete and outputs are up to date
     again = snakemake(workdir, "--cores", "2", "-n")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
