@@ -30,6 +30,7 @@ from polyvse.errors import ConfigFileError
 from polyvse.needs import HOW_TO_TRANSLATE, mt_available, prune_to_available
 from polyvse.report.findings import active_claims, add_seed_replicas, findings_plan, plan_files
 from polyvse.report.gallery import gallery_candidates
+from polyvse.translate.quality import mt_datasets
 from polyvse.runlock import claim_directory, release_directory
 from polyvse.stopping import stop_jobs_on_signals
 from polyvse.train.families import variant_needs
@@ -125,6 +126,15 @@ def gallery_reports():
 
 # extra_reports: reports with a layout of their own (rules/mlmme.smk, rules/translator.smk).
 EXTRA_REPORT_FILES = {"mlmme_table1": ["tsv", "md"], "translator_curve": ["tsv", "png"]}
+
+
+def training_resources(kind, threads=None):
+    """The resources of every training rule, in one place: resources.<kind> (train or speech_train)
+    of the config, and a GPU (profiles/slurm sets gpu: 1 for these rules on a cluster) with the job's
+    threads as its CPUs."""
+    res = config["resources"][kind]
+    return {"gpu": res["gpu"], "cpus_per_gpu": threads if threads is not None else res["threads"],
+            "mem_mb": res["mem_mb"], "runtime": res["runtime"]}
 
 
 def variant_dataset(wildcards):
@@ -392,3 +402,21 @@ onsuccess:
 onerror:
     release_directory(_SNAKEMAKE_DIR)
     print(f"polyvse: workflow failed after {_elapsed()} (h:m:s); see the log named above and logs/")
+
+
+def text_datasets():
+    """Datasets with caption text (a places_speech dataset has spoken captions only)."""
+    return [name for name, ds in config["datasets"].items() if ds["adapter"] != "places_speech"]
+
+
+def report_mt_quality_files(wildcards):
+    """mt_quality.tsv of each dataset whose rows in the report use MT (none: no MT footnote)."""
+    return [f"{R}/{ds}/mt_quality.tsv" for ds in mt_datasets(config, wildcards.report)]
+
+
+def mt_quality_inputs(wildcards):
+    """Captions and translation inputs; references only where the data has them (synthetic)."""
+    inputs = translate_inputs(wildcards)
+    if config["datasets"][wildcards.dataset]["adapter"] == "synthetic":
+        inputs["references"] = f"{R}/{wildcards.dataset}/references.parquet"
+    return inputs

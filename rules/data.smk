@@ -64,11 +64,6 @@ rule references:
 
 # ----------------------------------------------------------------------------- data statistics (issue 13)
 
-def text_datasets():
-    """Datasets with caption text (a places_speech dataset has spoken captions only)."""
-    return [name for name, ds in config["datasets"].items() if ds["adapter"] != "places_speech"]
-
-
 rule data_stats:
     """Vocabulary statistics of a dataset's human training captions, per language:
     tokens, types, hapax share, test OOV rate, rank-frequency slope, top-5000

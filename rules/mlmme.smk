@@ -39,10 +39,7 @@ rule mlmme_train:
         mlmme_run="|".join(re.escape(n) for n in MLMME_TRAINED),
     threads: MLMME["threads"]
     resources:
-        gpu=config["resources"]["train"]["gpu"],
-        cpus_per_gpu=MLMME["threads"],
-        mem_mb=config["resources"]["train"]["mem_mb"],
-        runtime=config["resources"]["train"]["runtime"],
+        **training_resources("train", MLMME["threads"]),
     script:
         "../workflow_scripts/mlmme_train.py"
 

@@ -21,9 +21,6 @@ rule pretrain:
         name=names_regex(config["pretrain"]),
     threads: config["resources"]["train"]["threads"]
     resources:
-        gpu=config["resources"]["train"]["gpu"],
-        cpus_per_gpu=config["resources"]["train"]["threads"],
-        mem_mb=config["resources"]["train"]["mem_mb"],
-        runtime=config["resources"]["train"]["runtime"],
+        **training_resources("train"),
     script:
         "../workflow_scripts/pretrain.py"

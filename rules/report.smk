@@ -1,11 +1,3 @@
-from polyvse.translate.quality import mt_datasets
-
-
-def report_mt_quality_files(wildcards):
-    """mt_quality.tsv of each dataset whose rows in the report use MT (none: no MT footnote)."""
-    return [f"{R}/{ds}/mt_quality.tsv" for ds in mt_datasets(config, wildcards.report)]
-
-
 rule table:
     """A paper table: one row a model, mR per language, HA, A and parameter counts;
     where rows train or test on MT, a footnote with the MT's measured BLEU."""

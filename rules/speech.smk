@@ -66,10 +66,7 @@ rule speech_train:
         checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/speech/{wc.variant}/checkpoint",
     threads: config["resources"]["speech_train"]["threads"]
     resources:
-        gpu=config["resources"]["speech_train"]["gpu"],
-        cpus_per_gpu=config["resources"]["speech_train"]["threads"],
-        mem_mb=config["resources"]["speech_train"]["mem_mb"],
-        runtime=config["resources"]["speech_train"]["runtime"],
+        **training_resources("speech_train"),
     script:
         "../workflow_scripts/speech_train.py"
 

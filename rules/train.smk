@@ -16,9 +16,6 @@ rule train:
         checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/models/{wc.variant}/checkpoint",
     threads: config["resources"]["train"]["threads"]
     resources:
-        gpu=config["resources"]["train"]["gpu"],
-        cpus_per_gpu=config["resources"]["train"]["threads"],
-        mem_mb=config["resources"]["train"]["mem_mb"],
-        runtime=config["resources"]["train"]["runtime"],
+        **training_resources("train"),
     script:
         "../workflow_scripts/train.py"

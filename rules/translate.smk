@@ -47,14 +47,6 @@ rule query_translations:
         "../workflow_scripts/query_translations.py"
 
 
-def mt_quality_inputs(wildcards):
-    """Captions and translation inputs; references only where the data has them (synthetic)."""
-    inputs = translate_inputs(wildcards)
-    if config["datasets"][wildcards.dataset]["adapter"] == "synthetic":
-        inputs["references"] = f"{R}/{wildcards.dataset}/references.parquet"
-    return inputs
-
-
 rule mt_quality:
     """BLEU and chrF of the configured MT, en→xx against references of the same
     plan and xx→en against the English captions; real data (no references):

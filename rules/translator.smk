@@ -70,10 +70,7 @@ rule translator_source:
         checkpoint_dir=lambda wc: f"{translator_dir(wc)}/source/checkpoint",
     threads: TRANSLATOR["threads"]
     resources:
-        gpu=config["resources"]["train"]["gpu"],
-        cpus_per_gpu=TRANSLATOR["threads"],
-        mem_mb=config["resources"]["train"]["mem_mb"],
-        runtime=config["resources"]["train"]["runtime"],
+        **training_resources("train", TRANSLATOR["threads"]),
     script:
         "../workflow_scripts/translator_source.py"
 
@@ -98,10 +95,7 @@ rule translator_train:
         checkpoint_dir=lambda wc: f"{translator_dir(wc)}/{wc.translator_protocol}/n{wc.n_examples}/checkpoint",
     threads: TRANSLATOR["threads"]
     resources:
-        gpu=config["resources"]["train"]["gpu"],
-        cpus_per_gpu=TRANSLATOR["threads"],
-        mem_mb=config["resources"]["train"]["mem_mb"],
-        runtime=config["resources"]["train"]["runtime"],
+        **training_resources("train", TRANSLATOR["threads"]),
     script:
         "../workflow_scripts/translator_train.py"
 
