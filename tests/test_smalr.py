@@ -115,6 +115,37 @@ def test_straight_through_gradients():
     assert {int(i) for i in got_emb.abs().sum(dim=1).nonzero()} == chosen  # only chosen tokens move
 
 
+def straight_through_run(straight_through: str, explore_m: int, training: bool = True) -> dict[str, torch.Tensor]:
+    lv = latent_vocab(explore_m=explore_m, straight_through=straight_through)  # seed 0: one init for all runs
+    lv.train(training)
+    lv.generator = torch.Generator().manual_seed(5)
+    tokens, lengths = torch.tensor([[2, 7, 4, 9], [3, 3, 1, 0], [5, 6, 8, 2]]), torch.tensor([4, 3, 4])
+    out = lv(tokens, lengths)
+    (out * torch.linspace(-1, 1, out.numel()).view_as(out)).sum().backward()
+    return {"out": out.detach(), "keys": lv.keys.grad, "query": lv.query.weight.grad, "emb": lv.embeddings.grad}
+
+
+def test_top_m_straight_through_is_softmax_when_m_covers_every_token():
+    """top_m renormalises the soft attention over each word's M best tokens: with M = n_tokens it is
+    the full softmax, choice (exploration included) and gradients alike."""
+    full, top = straight_through_run("softmax", 30), straight_through_run("top_m", 30)
+    for name in full:
+        assert torch.allclose(full[name], top[name], atol=1e-5), name
+
+
+def test_top_m_straight_through_chooses_as_softmax_and_moves_only_the_top_keys():
+    full, top = straight_through_run("softmax", 4), straight_through_run("top_m", 4)
+    assert torch.allclose(full["out"], top["out"], atol=1e-6)  # same tokens chosen, exploration included
+    assert torch.allclose(full["emb"], top["emb"], atol=1e-6)  # the hard lookup's gradient
+    assert not torch.allclose(full["keys"], top["keys"], atol=1e-6)  # the soft path differs...
+    scores = latent_vocab(explore_m=4).scores(torch.tensor([1, 2, 3, 4, 5, 6, 7, 8, 9]))  # the runs' words, init
+    best = set(scores.topk(4, dim=1).indices.flatten().tolist())
+    moved = {int(i) for i in top["keys"].abs().sum(dim=1).nonzero()}
+    assert moved and moved <= best  # ...and reaches only keys among some word's top 4
+    with pytest.raises(ValueError, match="straight_through"):
+        latent_vocab(straight_through="sparse")
+
+
 def test_compact_keeps_used_tokens_and_freezes_the_argmax():
     lv = latent_vocab()
     words = torch.ones(10, dtype=torch.bool)

@@ -50,10 +50,16 @@ from torch import Tensor, nn
 from polyvse.models.universal import masked_mean, valid_mask
 
 
+STRAIGHT_THROUGH = ("softmax", "top_m")
+
+
 @dataclass
 class LatentVocabularyConfig:
     """n_tokens: latent vocabulary size (40K in the paper); dim: latent
-    embedding size = the universal embedding (512); explore_p, explore_m: p, M."""
+    embedding size = the universal embedding (512); explore_p, explore_m: p, M;
+    straight_through: the soft attention the scorer's gradient follows, ``softmax``
+    over all n_tokens, or ``top_m`` over each word's M best tokens only (memory
+    ``words x M`` instead of ``words x n_tokens``: see :meth:`LatentVocabulary.forward`)."""
 
     vocab_size: int
     word_dim: int = 300
@@ -63,6 +69,11 @@ class LatentVocabularyConfig:
     explore_p: float = 0.2
     explore_m: int = 20
     temperature: float = 1.0
+    straight_through: str = "softmax"
+
+    def __post_init__(self) -> None:
+        if self.straight_through not in STRAIGHT_THROUGH:
+            raise ValueError(f"straight_through must be one of {STRAIGHT_THROUGH}, got {self.straight_through!r}")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -153,17 +164,41 @@ class LatentVocabulary(nn.Module):
         lengths = lengths.to(tokens.device)
         valid = valid_mask(lengths, tokens.shape[1])
         words, occurrence = torch.unique(tokens[valid], return_inverse=True)  # score each word once
-        scores = self.scores(words)
         p = self.config.explore_p if self.training else 0.0
-        chosen = explore_choice(scores, p, self.config.explore_m, occurrence, self.generator)
-        probs = torch.softmax(scores, dim=1)
-        # zero in value; carries the soft-attention gradient to the scores only
-        # (its gradient into the embeddings is (π − π)ᵀg = 0)
-        straight_through = (probs - probs.detach()) @ self.embeddings  # (W, dim)
+        if self.config.straight_through == "top_m":
+            chosen, straight_through = self._top_m(words, occurrence, p)
+        else:
+            scores = self.scores(words)
+            chosen = explore_choice(scores, p, self.config.explore_m, occurrence, self.generator)
+            probs = torch.softmax(scores, dim=1)
+            # zero in value; carries the soft-attention gradient to the scores only
+            # (its gradient into the embeddings is (π − π)ᵀg = 0)
+            straight_through = (probs - probs.detach()) @ self.embeddings  # (W, dim)
         features = self.embeddings[chosen] + straight_through[occurrence]
         x = features.new_zeros(*tokens.shape, self.config.dim)
         x[valid] = features
         return masked_mean(x, lengths)
+
+    def _top_m(self, words: Tensor, occurrence: Tensor, p: float, chunk: int = 4096) -> tuple[Tensor, Tensor]:
+        """The ``top_m`` straight-through: each word's M best tokens are found without a graph, in
+        chunks of words; the scores, the soft attention and its gradient live on those M only.
+        The choice is the one ``softmax`` makes (argmax, or with probability p a uniform draw from
+        the same top M, from the same random stream; up to float rounding in near-ties); the gradient is that of a softmax renormalised
+        over the top M, which equals ``softmax``'s when M = n_tokens.
+
+        Returns the chosen token of every occurrence ``(R,)`` and the zero-valued gradient carrier
+        ``(W, dim)``."""
+        m = min(self.config.explore_m, self.config.n_tokens)
+        query = self.query(self.word_vectors[words])  # (W, scorer_dim)
+        with torch.no_grad():  # the ranking needs no temperature (> 0): one matmul a chunk, then top M
+            top = torch.cat([(query[i:i + chunk] @ self.keys.T).topk(m, dim=1).indices
+                             for i in range(0, len(words), chunk)])  # (W, M), best first
+        top_scores = torch.bmm(self.keys[top], query.unsqueeze(-1)).squeeze(-1) / self.config.temperature  # (W, M)
+        column = explore_choice(top_scores.detach(), p, m, occurrence, self.generator)
+        chosen = top[occurrence, column]
+        probs = torch.softmax(top_scores, dim=1)
+        straight_through = torch.bmm((probs - probs.detach()).unsqueeze(1), self.embeddings[top]).squeeze(1)  # (W, dim)
+        return chosen, straight_through
 
     @torch.no_grad()
     def assign(self, word_ids: Tensor, chunk: int = 4096) -> Tensor:

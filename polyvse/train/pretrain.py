@@ -134,7 +134,8 @@ def pretrain_latent_vocabulary(captions: pd.DataFrame, tokens: Mapping[str, list
     config = LatentVocabularyConfig(vocab_size=len(vocab), word_dim=int(vectors.shape[1]),
                                     n_tokens=settings["n_tokens"], dim=settings["dim"],
                                     scorer_dim=settings["scorer_dim"], explore_p=settings["explore_p"],
-                                    explore_m=settings["explore_m"], temperature=settings["temperature"])
+                                    explore_m=settings["explore_m"], temperature=settings["temperature"],
+                                    straight_through=settings.get("straight_through", "softmax"))
     model = LatentVocabulary(config, vectors)
     images = sorted(set(captions["image_id"]), key=str)
     index = {img: i for i, img in enumerate(images)}
