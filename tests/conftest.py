@@ -14,12 +14,34 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 TINY_SMALR = REPO / "tests" / "configs" / "tiny_smalr.yaml"
 
 
+# Every test but tests/test_slurm.py runs snakemake locally, and every snakemake start imports the
+# SLURM executor plugin, which runs `scontrol show config`. On a machine with a SLURM client whose
+# controller is down (as after tests/slurm/local_cluster.sh has torn its cluster down) that call
+# waits ~9 s for its timeout; with an empty config it fails at once. tests/test_slurm.py takes this
+# variable out of the environment of what it runs (`cluster_env`).
+os.environ["SLURM_CONF"] = os.devnull
+
+
+# modules whose tests share the session fixture `smalr_run`: one worker runs both, so it runs once
+SMALR_RUN_GROUP = {"test_faults", "test_workflow_smalr"}
+
+
 def pytest_collection_modifyitems(config, items) -> None:
-    """Run the SLURM cluster tests last. Once tests/slurm/local_cluster.sh has installed SLURM,
-    every later `snakemake` start waits ~9 s: the SLURM executor plugin runs `scontrol show config`
-    when it is imported, and with the cluster down that call hangs until its timeout. On a fresh
-    CI machine, running those tests last keeps the ~25 other snakemake starts free of it."""
-    items.sort(key=lambda item: Path(str(item.fspath)).name == "test_slurm.py")  # stable: order kept otherwise
+    """Scheduling under pytest-xdist (`-n 2 --dist loadgroup`, pyproject.toml): a module's tests stay in
+    one worker and in file order (module fixtures, and tests that read an earlier test's run), the
+    modules of SMALR_RUN_GROUP share a worker, and the modules are handed out longest first: the SLURM
+    cluster test (it mostly waits for the cluster's status checks, so it runs beside everything
+    else), then the end-to-end runs (marked `workflow`), then the rest, so no long module starts last."""
+    for item in items:
+        module = Path(str(item.fspath)).stem
+        item.add_marker(pytest.mark.xdist_group("smalr_run" if module in SMALR_RUN_GROUP else module))
+
+    def rank(item) -> int:
+        if Path(str(item.fspath)).name == "test_slurm.py":
+            return 0
+        return 1 if item.get_closest_marker("workflow") else 2
+
+    items.sort(key=rank)  # stable: file order kept within a rank
 
 
 @pytest.fixture(scope="session")

@@ -219,7 +219,7 @@ def test_a_figure_named_like_a_speech_report_is_refused(config):
     (lambda c: c["translate"].update(backnd="x"), "translate.backnd", "did you mean 'backend'?"),
     (lambda c: c["variants"]["embn_en"].update(train_lang=["en"]), "variants.embn_en.train_lang",
      "did you mean 'train_langs'?"),
-    (lambda c: c.update(zzzz=1), "zzzz", "valid keys: seed, findings, results_dir"),
+    (lambda c: c.update(zzzz=1), "zzzz", "valid keys: seed, gallery, findings"),
     (lambda c: c["training"].update(epochs="ten"), "training.epochs", "'ten' is not of type 'integer'"),
     (lambda c: c["reports"]["table2"].update(rows={"a" * 500: 1}), "reports.table2.rows", "fails type"),
 ])
