@@ -22,19 +22,11 @@ TINY_SMALR = REPO / "tests" / "configs" / "tiny_smalr.yaml"
 os.environ["SLURM_CONF"] = os.devnull
 
 
-# modules whose tests share the session fixture `smalr_run`: one worker runs both, so it runs once
-SMALR_RUN_GROUP = {"test_faults", "test_workflow_smalr"}
-
-
 def pytest_collection_modifyitems(config, items) -> None:
-    """Scheduling under pytest-xdist (`-n 2 --dist loadgroup`, pyproject.toml): a module's tests stay in
-    one worker and in file order (module fixtures, and tests that read an earlier test's run), the
-    modules of SMALR_RUN_GROUP share a worker, and the modules are handed out longest first: the SLURM
-    cluster test (it mostly waits for the cluster's status checks, so it runs beside everything
-    else), then the end-to-end runs (marked `workflow`), then the rest, so no long module starts last."""
-    for item in items:
-        module = Path(str(item.fspath)).stem
-        item.add_marker(pytest.mark.xdist_group("smalr_run" if module in SMALR_RUN_GROUP else module))
+    """Under pytest-xdist (`-n 2 --dist loadfile`, pyproject.toml) each test file runs in one worker, in
+    file order (module fixtures, tests that read an earlier test's run); the files are handed out
+    longest first: the SLURM cluster test (it mostly waits for the cluster's status checks, so it runs
+    beside everything else), then the end-to-end runs (marked `workflow`), then the rest."""
 
     def rank(item) -> int:
         if Path(str(item.fspath)).name == "test_slurm.py":

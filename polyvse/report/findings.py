@@ -409,7 +409,7 @@ def findings_markdown(plan: Sequence[Mapping], table: pd.DataFrame) -> str:
         if claim["key"] in rising:
             names = [str(r["row"]).replace("|", " · ") for _, r in rows.iterrows()
                      if still_improving(str(r["best_epochs"]).split())]
-            lines += [f"Still improving at the end of the budget: {', '.join(names)}.", ""]
+            lines += [f"Still improving at the end of the budget: {', '.join(names)}".rstrip(".") + ".", ""]
         lines += ["| row | paper | ours: mean ± std | seeds | best / run |", "|---|--:|--:|---|---|"]
         for _, r in rows.iterrows():
             sd = "–" if pd.isna(r["std"]) else f"{r['std']:.2f}"
