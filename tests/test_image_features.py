@@ -254,7 +254,9 @@ def test_resnet_extract_features_averages_ten_crops(tmp_path):
         views = backbone.preprocess(imf.load_image(paths[2]))
         per_crop = backbone.forward(views)
     assert views.shape == (10, 3, 64, 64)
-    np.testing.assert_allclose(feats[2], per_crop.mean(0).numpy(), rtol=1e-4)
+    # float32 through 152 layers of random weights (activations ~1e6): batched and one-crop convolutions
+    # sum in different orders (and thread counts), so agree to ~2e-4 relative, not bit for bit
+    np.testing.assert_allclose(feats[2], per_crop.mean(0).numpy(), rtol=1e-3)
     assert not np.allclose(feats[2], per_crop[4].numpy(), rtol=1e-3)  # not just the centre crop
     maps = imf.extract_features(paths[:1], backbone, spatial=True, progress=False)
     assert maps.shape == (1, 2048, 2, 2)
