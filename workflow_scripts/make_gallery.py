@@ -19,9 +19,11 @@ with job_log(snakemake.log[0], "gallery") as log:
     tm = open_model(model_dir)
     images = test_images(tm, cache_beside_model=False)
 
+    embedded = {}  # (text, lang) -> the query's embedding, computed once while choosing the queries
+
     def readable(text: str, lang: str) -> bool:
         try:
-            embed_text(tm, text, lang)
+            embedded[text, lang] = embed_text(tm, text, lang)
         except InputError:  # no word of it in the model's vocabulary
             return False
         return True
@@ -29,7 +31,7 @@ with job_log(snakemake.log[0], "gallery") as log:
     queries = gallery_queries(read_captions(tm.dataset_dir / "captions.parquet"), tm.langs,
                               snakemake.params.langs, snakemake.params.per_lang, snakemake.params.seed, readable)
     rows = [(q, [GalleryHit(h.rank, h.id, h.score, h.path)
-                 for h in top_k(embed_text(tm, q.text, q.lang), images, snakemake.params.top_k)]) for q in queries]
+                 for h in top_k(embedded[q.text, q.lang], images, snakemake.params.top_k)]) for q in queries]
     found = sum(any(h.image_id == q.image_id for h in hits) for q, hits in rows)
     title = (f"{snakemake.wildcards.report}: {variant}, {len(queries)} test captions, top {snakemake.params.top_k} "
              f"of {len(images.ids)} test images; the described image outlined ({found} found)")
