@@ -160,7 +160,37 @@ def test_extras_say_the_same_people_and_places_in_every_script():
     zh = _say("zh", Mention("ring", 1), extras=lex.Extras(evaluative=0))
     assert zh == "一个圆环。这张图片很漂亮。"  # a bare predicative adjective takes 很
     ja = _say("ja", Mention("ring", 1), extras=extras)
-    assert lex.name("given", 3, "ja") + "・" + lex.name("family", 4, "ja") in ja and not re.search(r"[一-鿿]", ja)
+    assert lex.name("given", 3, "ja") + "・" + lex.name("family", 4, "ja") in ja
+    # ja writes its words in kana and only its names in characters (kanji), which no other word shares
+    assert set(re.findall(r"[一-鿿]", ja)) == set(lex.name("given", 3, "ja") + lex.name("family", 4, "ja")
+                                                     + lex.name("place", 5, "ja"))
+
+
+def test_zh_and_ja_names_draw_on_a_long_tail_of_characters():
+    hanzi = set("".join(lex._HANZI.values()))  # zh's transliteration characters, one a syllable
+    for lang in ("zh", "ja"):
+        names = [lex.name(pool, rank, lang) for pool in lex.POOLS for rank in range(lex.POOL_SIZE)]
+        assert all(re.fullmatch(r"[一-鿿]{3}", n) for n in names)
+        assert len(set(names)) == len(names)  # one writing per name, distinct across pools
+        chars = Counter(ch for n in names for ch in n)
+        assert len(chars) > 0.9 * lex.N_SYLLABLES * lex.IDEOGRAPHS_PER_SYLLABLE, (lang, len(chars))
+        counts = sorted(chars.values(), reverse=True)
+        assert counts[0] > 10 * counts[len(counts) // 2], (lang, counts[0], counts[len(counts) // 2])
+        top = {ch for ch, _ in chars.most_common(lex.N_SYLLABLES)}
+        assert (len(top & hanzi) > 0.8 * lex.N_SYLLABLES) == (lang == "zh")
+
+
+def test_coco_zh_and_ja_are_long_tailed_per_character():
+    """The coco profile's human zh and ja training captions, character by character, as
+    ``data_stats.tsv`` counts them: many types, many seen once, a Zipf-like slope (issue 13)."""
+    from polyvse.data.stats import dataset_stats
+
+    captions = build_dataset("coco", 1000, 0, 200, seed=1, lexicon="long_tail").captions
+    stats = dataset_stats(captions, "coco", ["zh", "ja"], "coco").set_index(["lang", "unit"])
+    for lang, min_types in (("zh", 400), ("ja", 1000)):
+        row = stats.loc[(lang, "char")]
+        assert row.types >= min_types and row.hapax_share >= 0.30, (lang, row.types, row.hapax_share)
+        assert -1.6 <= row.rank_freq_slope <= -0.9, (lang, row.rank_freq_slope)
 
 
 def test_long_tail_plans_extend_the_closed_plan_and_scene():

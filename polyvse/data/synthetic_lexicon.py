@@ -25,9 +25,16 @@ then one realiser per language):
   :data:`POOL_SIZE` three-syllable names each, Zipf-weighted by rank
   (exponent :data:`NAME_ZIPF`), and are written in every language's own script
   by transliterating one language-independent syllable sequence (Latin, Cyrillic,
-  Arabic, Devanagari, Hangul, katakana, Chinese transliteration characters), so
-  the glossary pairs a name with its English (Latin) transliteration. The pools
-  are fixed by :data:`LEXICON_SEED`, independent of a dataset's seed.
+  Arabic, Devanagari, Hangul, Chinese and Japanese characters), so the glossary
+  pairs a name with its English (Latin) transliteration. The pools are fixed by
+  :data:`LEXICON_SEED`, independent of a dataset's seed.
+* **Characters of Chinese and Japanese names.** zh and ja are written, tokenised
+  and learned character by character, so their long tail is one of characters:
+  each syllable of a name is written with one of :data:`IDEOGRAPHS_PER_SYLLABLE`
+  characters of that reading, chosen per name and Zipf-weighted
+  (:data:`IDEOGRAPH_ZIPF`), as Chinese given names and Japanese names choose among
+  many characters of one sound. One fixed character per syllable gave every zh/ja
+  name out of 60 characters, and a few hundred character types in all.
 
 Pool size, draw rates and exponent are calibrated so that the m30k profile's
 5,000 English training captions of 1,000 images have ~3,000 types (Multi30K:
@@ -75,15 +82,55 @@ _DEV_MATRA = dict(zip(VOWELS, ("ा", "ि", "ु", "े", "ो")))
 _DEV_V = dict(zip(VOWELS, ("आ", "इ", "उ", "ए", "ओ")))
 _HANGUL_INITIAL = dict(zip(ONSETS, (11, 15, 0, 9, 16, 3, 2, 18, 7, 17, 6, 5)))
 _HANGUL_VOWEL = dict(zip(VOWELS, (0, 20, 13, 5, 8)))
-_KANA = dict(zip(ONSETS, ("アイウエオ", "カキクケコ", "ガギグゲゴ", "サシスセソ", "タチツテト", "ダヂヅデド",
-                          "ナニヌネノ", "ハヒフヘホ", "バビブベボ", "パピプペポ", "マミムメモ", "ラリルレロ")))
 _HANZI = dict(zip(ONSETS, ("阿伊乌埃奥", "卡基库克科", "加吉古格戈", "萨西苏塞索", "塔蒂图特托", "达迪杜德多",
                            "纳尼努内诺", "哈希胡赫霍", "巴比布贝博", "帕皮普佩波", "马米穆梅莫", "拉里鲁雷罗")))
 
 
+# Chinese and Japanese names: IDEOGRAPHS_PER_SYLLABLE characters for each syllable (zh's first is the
+# transliteration character of _HANZI, still the most frequent), a fixed draw from the CJK Unified
+# Ideographs block that leaves out every character of the languages' other words, so that a name never
+# shares a character with a word that names something else.
+IDEOGRAPHS_PER_SYLLABLE = 80
+IDEOGRAPH_ZIPF = 1.0
+_CJK_BLOCK = (0x4E00, 0x9FA5)
+
+
+@lru_cache(maxsize=2)
+def _ideographs(lang: str) -> tuple[tuple[str, ...], ...]:
+    """For each of the N_SYLLABLES syllables, its IDEOGRAPHS_PER_SYLLABLE characters in ``lang`` (zh or ja),
+    most frequent first."""
+    from polyvse.data.synthetic_lang import REALISERS  # the realisers import this module
+
+    realiser = REALISERS[lang]
+    words = [w for _, w in (*realiser.glossary(), *realiser.long_tail_glossary())]
+    words += [*FRAMES[lang], *EVALUATIVE_WORDS[lang], *DEGREE_WORDS[lang], ZH_DEFAULT_DEGREE]
+    reserved = {ch for w in words for ch in w} | {ch for chars in _HANZI.values() for ch in chars}
+    rng = np.random.default_rng([LEXICON_SEED, ("zh", "ja").index(lang)])
+    pool = [chr(c) for c in rng.permutation(np.arange(_CJK_BLOCK[0], _CJK_BLOCK[1] + 1)).tolist()
+            if chr(c) not in reserved]
+    fresh = IDEOGRAPHS_PER_SYLLABLE - (lang == "zh")
+    out = []
+    for s in range(N_SYLLABLES):
+        chars = tuple(pool[s * fresh:(s + 1) * fresh])
+        if lang == "zh":
+            onset, vowel = ONSETS[s // len(VOWELS)], s % len(VOWELS)
+            chars = (_HANZI[onset][vowel], *chars)
+        out.append(chars)
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def _ideograph_choices() -> np.ndarray:
+    """(len(POOLS), POOL_SIZE, 3) ranks among a syllable's characters, one per syllable of every name:
+    a fixed Zipf-weighted draw, the same in zh and ja."""
+    rng = np.random.default_rng([LEXICON_SEED, 2])
+    cdf = np.cumsum(1.0 / np.arange(1, IDEOGRAPHS_PER_SYLLABLE + 1) ** IDEOGRAPH_ZIPF)
+    ranks = np.searchsorted(cdf / cdf[-1], rng.random((len(POOLS), POOL_SIZE, 3)), side="right")
+    return np.minimum(ranks, IDEOGRAPHS_PER_SYLLABLE - 1)
+
+
 def _syllable(index: int, lang: str, first: bool) -> str:
     onset, vowel = ONSETS[index // len(VOWELS)], VOWELS[index % len(VOWELS)]
-    v = VOWELS.index(vowel)
     if lang in ("en", "de", "fr", "cs", "af"):
         return onset + vowel
     if lang == "ru":
@@ -94,11 +141,7 @@ def _syllable(index: int, lang: str, first: bool) -> str:
         return _DEV_C[onset] + _DEV_MATRA[vowel] if onset else _DEV_V[vowel]
     if lang == "ko":
         return chr(0xAC00 + (_HANGUL_INITIAL[onset] * 21 + _HANGUL_VOWEL[vowel]) * 28)
-    if lang == "ja":
-        return _KANA[onset][v]
-    if lang == "zh":
-        return _HANZI[onset][v]
-    raise ValueError(f"no script for language {lang!r}")
+    raise ValueError(f"no syllable script for language {lang!r} (zh and ja write names in characters)")
 
 
 @lru_cache(maxsize=1)
@@ -120,8 +163,13 @@ def name_syllables(pool: str, rank: int) -> tuple[int, int, int]:
 
 
 def name(pool: str, rank: int, lang: str) -> str:
-    """The name in ``lang``'s script (capitalised in Latin and Cyrillic)."""
-    word = "".join(_syllable(s, lang, i == 0) for i, s in enumerate(name_syllables(pool, rank)))
+    """The name in ``lang``'s script (capitalised in Latin and Cyrillic; zh and ja in characters chosen
+    per name, :func:`_ideographs`)."""
+    syllables = name_syllables(pool, rank)
+    if lang in ("zh", "ja"):
+        choices = _ideograph_choices()[POOLS.index(pool), rank]
+        return "".join(_ideographs(lang)[s][c] for s, c in zip(syllables, choices))
+    word = "".join(_syllable(s, lang, i == 0) for i, s in enumerate(syllables))
     return word[:1].upper() + word[1:]
 
 
