@@ -46,10 +46,14 @@ def main() -> None:
         scores = (txt @ images.T).numpy()
         res = bidirectional_retrieval(scores, image_of_sentence)
         del scores, txt
-        print(f"language {lang + 1}: {len(image_of_sentence)} x {args.images} scored and ranked in "
-              f"{time.perf_counter() - t:.1f} s, mR {res.mean_recall:.1f}, peak RSS so far {peak_rss_gb():.2f} GB")
-    print(f"{args.langs} languages x {len(image_of_sentence)} captions x {args.images} images: "
-          f"{time.perf_counter() - t0:.1f} s, peak RSS {peak_rss_gb():.2f} GB ({args.threads} threads)")
+        print(
+            f"language {lang + 1}: {len(image_of_sentence)} x {args.images} scored and ranked in "
+            f"{time.perf_counter() - t:.1f} s, mR {res.mean_recall:.1f}, peak RSS so far {peak_rss_gb():.2f} GB"
+        )
+    print(
+        f"{args.langs} languages x {len(image_of_sentence)} captions x {args.images} images: "
+        f"{time.perf_counter() - t0:.1f} s, peak RSS {peak_rss_gb():.2f} GB ({args.threads} threads)"
+    )
 
 
 if __name__ == "__main__":

@@ -55,8 +55,11 @@ def main() -> None:
             t0 = time.perf_counter()
             model = train_fasttext(sentences, dim=args.dim, epochs=args.epochs, threads=threads, bucket=args.bucket)
             seconds = time.perf_counter() - t0
-            print(f"{name:32s} {len(sentences):6d} sentences {len(model.model.words):6d} words "
-                  f"threads {threads}: {seconds:6.1f} s", flush=True)
+            print(
+                f"{name:32s} {len(sentences):6d} sentences {len(model.model.words):6d} words "
+                f"threads {threads}: {seconds:6.1f} s",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

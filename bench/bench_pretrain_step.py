@@ -42,9 +42,13 @@ def measure(mode: str, words: int, steps: int, threads: int) -> dict:
     zipf = 1.0 / torch.arange(1, words, dtype=torch.float64)
     tokens = torch.multinomial(zipf, SENTENCES_PER_BATCH * 20, replacement=True, generator=gen).view(-1, 20) + 1
     tokens[torch.arange(20) >= lengths[:, None]] = 0
-    batch = {"tokens": tokens, "lengths": lengths,
-             "image_of_sentence": torch.arange(450).repeat_interleave(2), "images": torch.zeros(450, 1),
-             "lang": torch.zeros(SENTENCES_PER_BATCH, dtype=torch.long)}
+    batch = {
+        "tokens": tokens,
+        "lengths": lengths,
+        "image_of_sentence": torch.arange(450).repeat_interleave(2),
+        "images": torch.zeros(450, 1),
+        "lang": torch.zeros(SENTENCES_PER_BATCH, dtype=torch.long),
+    }
     times = []
     for _ in range(steps + 1):
         t0 = time.perf_counter()
@@ -54,9 +58,12 @@ def measure(mode: str, words: int, steps: int, threads: int) -> dict:
         opt.step()
         times.append(time.perf_counter() - t0)
     rest = sorted(times[1:])
-    return {"mode": mode, "distinct_words": int(torch.unique(tokens[tokens > 0]).numel()),
-            "seconds_per_step": rest[len(rest) // 2],
-            "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
+    return {
+        "mode": mode,
+        "distinct_words": int(torch.unique(tokens[tokens > 0]).numel()),
+        "seconds_per_step": rest[len(rest) // 2],
+        "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+    }
 
 
 def main() -> None:
@@ -70,16 +77,35 @@ def main() -> None:
         print(json.dumps(measure(args.mode, args.words, args.steps, args.threads)))
         return
     batches = -(-EPOCH_SENTENCES // SENTENCES_PER_BATCH)
-    print(f"threads={args.threads} words={args.words} latent_tokens=40000 batch={SENTENCES_PER_BATCH} sentences "
-          f"batches_per_epoch={batches}")
+    print(
+        f"threads={args.threads} words={args.words} latent_tokens=40000 batch={SENTENCES_PER_BATCH} sentences "
+        f"batches_per_epoch={batches}"
+    )
     print("straight_through\tdistinct_words\tseconds_per_step\tprojected_epoch_minutes\tpeak_rss_gb")
     for mode in ("top_m", "softmax"):
-        child = subprocess.run([sys.executable, __file__, "--mode", mode, "--threads", str(args.threads),
-                                "--words", str(args.words), "--steps", str(args.steps)],
-                               capture_output=True, text=True, check=True)
+        child = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--mode",
+                mode,
+                "--threads",
+                str(args.threads),
+                "--words",
+                str(args.words),
+                "--steps",
+                str(args.steps),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         r = json.loads(child.stdout)
-        print(f"{mode}\t{r['distinct_words']}\t{r['seconds_per_step']:.2f}\t{r['seconds_per_step'] * batches / 60:.1f}\t"
-              f"{r['peak_rss_gb']:.2f}", flush=True)
+        print(
+            f"{mode}\t{r['distinct_words']}\t{r['seconds_per_step']:.2f}\t{r['seconds_per_step'] * batches / 60:.1f}\t"
+            f"{r['peak_rss_gb']:.2f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -38,16 +38,28 @@ def build(root: Path, n_images: int) -> Path:
     model_dir.mkdir(parents=True)
     ids = [f"img-{i:06d}" for i in range(n_images)]
     pd.DataFrame({"image_id": ids, "split": "test", "path": [f"images/{i}.png" for i in ids]}).to_parquet(
-        dataset / "images.parquet", index=False)
+        dataset / "images.parquet", index=False
+    )
     rng = np.random.default_rng(0)
     np.save(dataset / "image_features" / "efficientnet_lite0.npy", rng.random((n_images, 1280), dtype=np.float32))
     (dataset / "image_features" / "efficientnet_lite0.ids.txt").write_text("\n".join(ids) + "\n")
     vocab = Vocabulary(["en"], {"en": WORDS})
     torch.manual_seed(0)
-    model = EmbN(EmbNConfig(vocab_size=len(vocab), image_dim=1280, word_dim=300, gru_hidden=64, image_hidden=256,
-                            joint_dim=128))
-    save_torch({"family": model.family, "config": model.config.as_dict(), "state_dict": model.state_dict(),
-                "vocab": vocab.state_dict(), "best_epoch": 1, "val_mR": 0.0, "max_len": 40}, model_dir / "model.pt")
+    model = EmbN(
+        EmbNConfig(vocab_size=len(vocab), image_dim=1280, word_dim=300, gru_hidden=64, image_hidden=256, joint_dim=128)
+    )
+    save_torch(
+        {
+            "family": model.family,
+            "config": model.config.as_dict(),
+            "state_dict": model.state_dict(),
+            "vocab": vocab.state_dict(),
+            "best_epoch": 1,
+            "val_mR": 0.0,
+            "max_len": 40,
+        },
+        model_dir / "model.pt",
+    )
     return model_dir
 
 
@@ -79,8 +91,10 @@ def main() -> None:
             times.append(time.perf_counter() - t)
     print(f"a new process imports polyvse.query (torch, pandas) in {start_up:.2f} s")
     print(f"model load {load:.2f} s; first query's index of {args.images} images built and cached in {first:.2f} s")
-    print(f"query against the cached index: median {1000 * np.median(times):.0f} ms, max {1000 * max(times):.0f} ms "
-          f"over {args.queries} queries ({args.threads} threads)")
+    print(
+        f"query against the cached index: median {1000 * np.median(times):.0f} ms, max {1000 * max(times):.0f} ms "
+        f"over {args.queries} queries ({args.threads} threads)"
+    )
 
 
 if __name__ == "__main__":

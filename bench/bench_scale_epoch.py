@@ -36,10 +36,13 @@ def batch(device: torch.device, generator: torch.Generator) -> dict[str, torch.T
     lengths = torch.randint(8, 21, (s,), generator=generator)
     tokens = torch.randint(1, VOCAB, (s, int(lengths.max())), generator=generator)
     tokens[torch.arange(tokens.shape[1]) >= lengths[:, None]] = 0  # padding past each length
-    return {"images": torch.randn(IMAGES_PER_BATCH, IMAGE_DIM, generator=generator).to(device),
-            "tokens": tokens.to(device), "lengths": lengths,
-            "lang": torch.zeros(s, dtype=torch.long, device=device),
-            "image_of_sentence": torch.arange(IMAGES_PER_BATCH).repeat_interleave(CAPTIONS_PER_IMAGE).to(device)}
+    return {
+        "images": torch.randn(IMAGES_PER_BATCH, IMAGE_DIM, generator=generator).to(device),
+        "tokens": tokens.to(device),
+        "lengths": lengths,
+        "lang": torch.zeros(s, dtype=torch.long, device=device),
+        "image_of_sentence": torch.arange(IMAGES_PER_BATCH).repeat_interleave(CAPTIONS_PER_IMAGE).to(device),
+    }
 
 
 def step_seconds(optimiser: str, steps: int, device: torch.device) -> float:
@@ -77,8 +80,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     per_epoch = math.ceil(EPOCH_CAPTIONS / (IMAGES_PER_BATCH * CAPTIONS_PER_IMAGE))
-    print(f"device={device} threads={args.threads} vocabulary={VOCAB} batch={IMAGES_PER_BATCH}x{CAPTIONS_PER_IMAGE} "
-          f"steps_per_epoch={per_epoch}")
+    print(
+        f"device={device} threads={args.threads} vocabulary={VOCAB} batch={IMAGES_PER_BATCH}x{CAPTIONS_PER_IMAGE} "
+        f"steps_per_epoch={per_epoch}"
+    )
     print("optimiser\tseconds_per_step\tprojected_epoch_minutes")
     for optimiser in ("fused", "foreach"):
         s = step_seconds(optimiser, args.steps, device)

@@ -27,11 +27,9 @@ LANGS = ("en", "hi", "ja")
 MEAN_FRAMES = {"en": 400, "hi": 410, "ja": 510}
 
 
-def step_seconds(widths: tuple[int, ...], pooling: str, batch: int = 32, ff_dim: int = 256,
-                 repeats: int = 5) -> float:
+def step_seconds(widths: tuple[int, ...], pooling: str, batch: int = 32, ff_dim: int = 256, repeats: int = 5) -> float:
     torch.manual_seed(0)
-    model = build_speech_model({"widths": list(widths), "pooling": pooling, "ff_dim": ff_dim, "heads": 8},
-                               LANGS, 1280)
+    model = build_speech_model({"widths": list(widths), "pooling": pooling, "ff_dim": ff_dim, "heads": 8}, LANGS, 1280)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     objective = make_objective("infonce")
     speech = {}

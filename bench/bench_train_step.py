@@ -17,17 +17,35 @@ from polyvse.models.embn import EmbN, EmbNConfig
 from polyvse.train.objectives import EmbNObjective
 
 
-def step_seconds(gru_hidden: int, image_hidden: int, seq_len: int, batch_images: int = 128,
-                 captions_per_image: int = 2, repeats: int = 5) -> float:
+def step_seconds(
+    gru_hidden: int,
+    image_hidden: int,
+    seq_len: int,
+    batch_images: int = 128,
+    captions_per_image: int = 2,
+    repeats: int = 5,
+) -> float:
     torch.manual_seed(0)
-    model = EmbN(EmbNConfig(vocab_size=5000, image_dim=1280, word_dim=300, gru_hidden=gru_hidden,
-                            image_hidden=image_hidden, joint_dim=512))
+    model = EmbN(
+        EmbNConfig(
+            vocab_size=5000,
+            image_dim=1280,
+            word_dim=300,
+            gru_hidden=gru_hidden,
+            image_hidden=image_hidden,
+            joint_dim=512,
+        )
+    )
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     objective = EmbNObjective()
     s = batch_images * captions_per_image
-    batch = {"images": torch.randn(batch_images, 1280), "tokens": torch.randint(1, 5000, (s, seq_len)),
-             "lengths": torch.randint(seq_len // 2, seq_len + 1, (s,)), "lang": torch.zeros(s, dtype=torch.long),
-             "image_of_sentence": torch.arange(batch_images).repeat_interleave(captions_per_image)}
+    batch = {
+        "images": torch.randn(batch_images, 1280),
+        "tokens": torch.randint(1, 5000, (s, seq_len)),
+        "lengths": torch.randint(seq_len // 2, seq_len + 1, (s,)),
+        "lang": torch.zeros(s, dtype=torch.long),
+        "image_of_sentence": torch.arange(batch_images).repeat_interleave(captions_per_image),
+    }
     times = []
     for _ in range(repeats + 1):
         t0 = time.perf_counter()

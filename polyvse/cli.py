@@ -14,9 +14,12 @@ from polyvse.errors import InputError
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="polyvse", description="Multilingual, visually grounded embeddings.")
     sub = parser.add_subparsers(dest="command", required=True)
-    q = sub.add_parser("query", help="search a trained model with a sentence or an image",
-                       description="Search a trained text model (results/{dataset}/models/{variant}/): a sentence "
-                                   "retrieves images, an image retrieves captions (or, with --images, images).")
+    q = sub.add_parser(
+        "query",
+        help="search a trained model with a sentence or an image",
+        description="Search a trained text model (results/{dataset}/models/{variant}/): a sentence "
+        "retrieves images, an image retrieves captions (or, with --images, images).",
+    )
     q.add_argument("model", type=Path, help="the model's directory, results/{dataset}/models/{variant}")
     what = q.add_mutually_exclusive_group(required=True)
     what.add_argument("--text", help="a sentence in one of the model's languages (give --lang)")
@@ -36,8 +39,9 @@ def query(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise InputError("-k", f"expected a positive number of results, got {args.k}")
     if args.audio is not None:
-        raise InputError("--audio", "spoken queries need a grounded-speech model; this command searches text models "
-                                    "only so far")
+        raise InputError(
+            "--audio", "spoken queries need a grounded-speech model; this command searches text models only so far"
+        )
     tm = q.open_model(args.model)
     if args.text is not None:
         if not args.lang:
@@ -51,8 +55,13 @@ def query(args: argparse.Namespace) -> int:
         shown = str(args.image)
     hits = q.top_k(vector, index, args.k)
     if args.json:
-        print(json.dumps({"model": str(args.model), "query": shown,
-                          "results": [h.__dict__ for h in hits]}, ensure_ascii=False, indent=1))
+        print(
+            json.dumps(
+                {"model": str(args.model), "query": shown, "results": [h.__dict__ for h in hits]},
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
     else:
         print(f"{shown} → top {len(hits)} of {len(index.ids)} in {args.images or 'the test split'}:")
         for h in hits:

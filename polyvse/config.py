@@ -42,12 +42,20 @@ WILDCARD_NAME_PATTERN = r"^[A-Za-z0-9_-]+$"
 """Names that become directories and the ``{dataset}`` / ``{variant}`` wildcards (their
 constraint in rules/common.smk has no dot); schema ``$defs/wildcard_name``."""
 
-_NAME_RULES = {NAME_PATTERN: "letters, digits, _, - and ., and does not start with a dot",
-               WILDCARD_NAME_PATTERN: "letters, digits, _ and - only"}
+_NAME_RULES = {
+    NAME_PATTERN: "letters, digits, _, - and ., and does not start with a dot",
+    WILDCARD_NAME_PATTERN: "letters, digits, _ and - only",
+}
 
-NAMED_SECTIONS = {"datasets": WILDCARD_NAME_PATTERN, "variants": WILDCARD_NAME_PATTERN,
-                  "speech.variants": WILDCARD_NAME_PATTERN, "pretrain": NAME_PATTERN, "reports": NAME_PATTERN,
-                  "figures": NAME_PATTERN, "speech.reports": NAME_PATTERN}
+NAMED_SECTIONS = {
+    "datasets": WILDCARD_NAME_PATTERN,
+    "variants": WILDCARD_NAME_PATTERN,
+    "speech.variants": WILDCARD_NAME_PATTERN,
+    "pretrain": NAME_PATTERN,
+    "reports": NAME_PATTERN,
+    "figures": NAME_PATTERN,
+    "speech.reports": NAME_PATTERN,
+}
 """Config sections whose keys are names that become paths, and the pattern of each."""
 
 _PROFILE_HUMAN = {"m30k": ["en", "de", "fr", "cs"], "coco": ["en", "zh", "ja"]}
@@ -86,8 +94,11 @@ def needs_translations(config: Mapping, variant: str, protocol: str = "direct") 
     """Whether training or testing this variant needs the translation stage."""
     v = config["variants"][variant]
     human = human_langs(config, v["dataset"])
-    return (v.get("captions") == "augmented" or protocol != "direct"
-            or any(l not in human for l in protocol_langs(config, variant, protocol)))
+    return (
+        v.get("captions") == "augmented"
+        or protocol != "direct"
+        or any(l not in human for l in protocol_langs(config, variant, protocol))
+    )
 
 
 def variant_eval_langs(config: Mapping, variant: str) -> list[str]:
@@ -109,10 +120,17 @@ def variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
     model.update(v.get("model_options") or {})
     training = copy.deepcopy(config.get("training", {}))
     training.update(v.get("training_options") or {})
-    return {"model": v["model"], "model_options": model, "training": training,
-            "train_langs": list(v["train_langs"]), "eval_langs": variant_eval_langs(config, variant),
-            "captions": v.get("captions", "human"), "text": dict(config.get("text", {})),
-            "vocabulary": dict(v.get("vocabulary") or {}), "seed": variant_seed(config, v)}
+    return {
+        "model": v["model"],
+        "model_options": model,
+        "training": training,
+        "train_langs": list(v["train_langs"]),
+        "eval_langs": variant_eval_langs(config, variant),
+        "captions": v.get("captions", "human"),
+        "text": dict(config.get("text", {})),
+        "vocabulary": dict(v.get("vocabulary") or {}),
+        "seed": variant_seed(config, v),
+    }
 
 
 def pretrain_settings(config: Mapping, name: str, dataset: str) -> dict[str, Any]:
@@ -187,8 +205,11 @@ def check_results_dir(results_dir: object) -> str:
     if ".." in parts:
         raise ConfigError(key, f"{results_dir!r} climbs with '..'; give the directory itself")
     if os.path.normpath(results_dir) in (".", os.sep) or PurePath(results_dir).anchor == results_dir:
-        raise ConfigError(key, f"{results_dir!r} is the working directory or a filesystem root; "
-                               "give a directory of its own (default: results)")
+        raise ConfigError(
+            key,
+            f"{results_dir!r} is the working directory or a filesystem root; "
+            "give a directory of its own (default: results)",
+        )
     return results_dir
 
 
@@ -221,8 +242,10 @@ def check_output_paths(config: Mapping) -> None:
     for section, pattern in NAMED_SECTIONS.items():
         for name in _section(config, section):
             if not isinstance(name, str) or not re.match(pattern, name):
-                raise ConfigError(f"{section}.{name}", f"bad name {name!r}; a name that becomes a path under "
-                                                       f"results_dir takes {_NAME_RULES[pattern]}")
+                raise ConfigError(
+                    f"{section}.{name}",
+                    f"bad name {name!r}; a name that becomes a path under results_dir takes {_NAME_RULES[pattern]}",
+                )
     for key, path in output_paths(config).items():
         if os.path.commonpath([root, os.path.normpath(path)]) != root or os.path.normpath(path) == root:
             raise ConfigError(key, f"its output {path} is not inside results_dir {root}")
@@ -234,13 +257,15 @@ def _check_result_names(config: Mapping) -> None:
     for section in ("reports", "speech.reports", "figures"):
         for name in _section(config, section):
             if name in tables:
-                raise ConfigError(f"{section}.{name}", f"{tables[name]}.{name} of the same name writes "
-                                                       f"results/{name}.tsv too")
+                raise ConfigError(
+                    f"{section}.{name}", f"{tables[name]}.{name} of the same name writes results/{name}.tsv too"
+                )
             tables[name] = section
     for name in config.get("extra_reports") or []:
         if name in tables:
-            raise ConfigError(f"{tables[name]}.{name}", f"extra_reports {name} of the same name writes "
-                                                        f"results/{name}.* too")
+            raise ConfigError(
+                f"{tables[name]}.{name}", f"extra_reports {name} of the same name writes results/{name}.* too"
+            )
 
 
 def check_config(config: Mapping, schema: Mapping | None = None) -> None:
@@ -262,14 +287,19 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
                 raise ConfigError(f"datasets.{name}.multi30k.root", f"directory {root} does not exist")
         if ds["adapter"] == "coco":
             coco = ds.get("coco") or {}
-            needed = {"captions_json": True, "ja_json": "ja" in ds.get("langs", []),
-                      "zh_captions": "zh" in ds.get("langs", [])}
+            needed = {
+                "captions_json": True,
+                "ja_json": "ja" in ds.get("langs", []),
+                "zh_captions": "zh" in ds.get("langs", []),
+            }
             for key, required in needed.items():
                 path = coco.get(key)
                 if required and not path:
-                    raise ConfigError(f"datasets.{name}.coco.{key}",
-                                      "adapter coco needs this file" + ("" if key == "captions_json" else
-                                                                        f" for language {key[:2]} in langs"))
+                    raise ConfigError(
+                        f"datasets.{name}.coco.{key}",
+                        "adapter coco needs this file"
+                        + ("" if key == "captions_json" else f" for language {key[:2]} in langs"),
+                    )
                 if path and not Path(path).is_file():
                     raise ConfigError(f"datasets.{name}.coco.{key}", f"file {path} does not exist")
             if "en" not in ds.get("langs", []):
@@ -287,9 +317,11 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
     if feats.get("backbone") == "resnet152":
         path = feats.get("weights_path")
         if not path or not Path(path).is_file():
-            raise ConfigError("image_features.weights_path",
-                              f"backbone resnet152 needs local ImageNet weights (torchvision's resnet152 .pth); "
-                              f"{path!r} is not a file")
+            raise ConfigError(
+                "image_features.weights_path",
+                f"backbone resnet152 needs local ImageNet weights (torchvision's resnet152 .pth); "
+                f"{path!r} is not a file",
+            )
     for name, v in config.get("variants", {}).items():
         if v["dataset"] not in datasets:
             raise ConfigError(f"variants.{name}.dataset", f"unknown dataset {v['dataset']!r}")
@@ -309,8 +341,9 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
         layout = rep.get("layout", "smalr")
         for ds in report_datasets(config, name):
             if ds not in datasets:
-                raise ConfigError(f"reports.{name}.{'datasets' if layout == 'mule_mt' else 'dataset'}",
-                                  f"unknown dataset {ds!r}")
+                raise ConfigError(
+                    f"reports.{name}.{'datasets' if layout == 'mule_mt' else 'dataset'}", f"unknown dataset {ds!r}"
+                )
         for i, row in enumerate(rep["rows"]):
             key = f"reports.{name}.rows[{i}]"
             given = [k for k in ("variant", "per_language", "per_dataset") if row.get(k)]
@@ -318,7 +351,7 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
                 raise ConfigError(key, "a mule_mt row gives per_dataset (dataset → variant, protocol)")
             if layout in ("smalr", "mule") and (len(given) != 1 or given == ["per_dataset"]):
                 raise ConfigError(key, "give exactly one of variant or per_language")
-            for ds in (row.get("per_dataset") or {}):
+            for ds in row.get("per_dataset") or {}:
                 if ds not in report_datasets(config, name):
                     raise ConfigError(key, f"dataset {ds!r} is not one of reports.{name}.datasets")
             for ref, protocol in row_sources(row):
@@ -330,8 +363,11 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
                 if protocol == "to_en" and "en" not in config["variants"][ref]["train_langs"]:
                     raise ConfigError(key, f"protocol to_en needs a variant trained on English; {ref!r} is not")
                 if protocol in CLC_PROTOCOLS and len(config["variants"][ref]["train_langs"]) < 2:
-                    raise ConfigError(key, f"protocol {protocol} ensembles a query's translations into the "
-                                           f"model's languages; {ref!r} has one language")
+                    raise ConfigError(
+                        key,
+                        f"protocol {protocol} ensembles a query's translations into the "
+                        f"model's languages; {ref!r} has one language",
+                    )
             for ds, cell in (row.get("per_dataset") or {}).items():
                 if config["variants"][cell["variant"]]["dataset"] != ds:
                     raise ConfigError(key, f"variant {cell['variant']!r} is not trained on dataset {ds!r}")
@@ -353,9 +389,11 @@ def _check_families(config: Mapping) -> None:
         options = variant_settings(config, name)["model_options"]
         kind = options.get("word_vectors")
         if kind == "fasttext" and "word_dim" in options and int(options["word_dim"]) != int(ft_dim):
-            raise ConfigError(f"{key}.model_options.word_dim",
-                              f"word_vectors fasttext needs word_dim = fasttext.dim ({ft_dim}), got "
-                              f"{options['word_dim']}; or set word_vectors random")
+            raise ConfigError(
+                f"{key}.model_options.word_dim",
+                f"word_vectors fasttext needs word_dim = fasttext.dim ({ft_dim}), got "
+                f"{options['word_dim']}; or set word_vectors random",
+            )
         if kind == "pca" and v["model"] not in ("embn", "mule"):
             raise ConfigError(f"{key}.model_options.word_vectors", f"model {v['model']} takes random or fasttext")
         if kind == "pca" and not options.get("pca_dim"):
@@ -363,20 +401,27 @@ def _check_families(config: Mapping) -> None:
         if v["model"] in LATENT_FAMILIES:
             ref = options.get("pretrain")
             if ref not in pretrain:
-                raise ConfigError(f"{key}.model_options.pretrain", f"unknown latent-vocabulary pretraining {ref!r} "
-                                                                   f"(defined: {', '.join(pretrain) or 'none'})")
+                raise ConfigError(
+                    f"{key}.model_options.pretrain",
+                    f"unknown latent-vocabulary pretraining {ref!r} (defined: {', '.join(pretrain) or 'none'})",
+                )
             if int(pretrain[ref].get("dim", 0)) != int(options.get("universal_dim", 0)):
-                raise ConfigError(f"pretrain.{ref}.dim", f"latent embeddings must have the universal_dim of "
-                                                         f"variant {name} ({options.get('universal_dim')})")
+                raise ConfigError(
+                    f"pretrain.{ref}.dim",
+                    f"latent embeddings must have the universal_dim of variant {name} ({options.get('universal_dim')})",
+                )
             p_langs = pretrain[ref].get("langs") or dataset_langs(config, v["dataset"])
             missing = [l for l in v["train_langs"] if l not in p_langs]
             if missing:
-                raise ConfigError(f"pretrain.{ref}.langs", f"variant {name} trains on {missing}, which the "
-                                                           "pretraining does not cover")
+                raise ConfigError(
+                    f"pretrain.{ref}.langs", f"variant {name} trains on {missing}, which the pretraining does not cover"
+                )
         reduce = v.get("vocabulary") or {}
         if reduce.get("dictionary_threshold") and "en" not in v["train_langs"]:
-            raise ConfigError(f"{key}.vocabulary.dictionary_threshold",
-                              "dictionary mapping maps rare words to English: train on English too")
+            raise ConfigError(
+                f"{key}.vocabulary.dictionary_threshold",
+                "dictionary mapping maps rare words to English: train on English too",
+            )
 
 
 def _check_figures(config: Mapping) -> None:
@@ -430,8 +475,13 @@ def speech_variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
     training = copy.deepcopy(dict(speech.get("training", {})))
     training.update(copy.deepcopy(dict(v.get("training") or {})))
     dataset = v.get("dataset", "spoken")
-    return {"dataset": dataset, "langs": dataset_langs(config, dataset), "model": model, "training": training,
-            "seed": variant_seed(config, v)}
+    return {
+        "dataset": dataset,
+        "langs": dataset_langs(config, dataset),
+        "model": model,
+        "training": training,
+        "seed": variant_seed(config, v),
+    }
 
 
 def speech_variant_dataset(config: Mapping, variant: str) -> str:
@@ -453,8 +503,9 @@ def _check_tts(tts: Mapping) -> None:
 
     for lang in tts.get("accents") or {}:
         if lang not in LANGUAGE_VOICES:
-            raise ConfigError(f"speech.tts.accents.{lang}",
-                              f"no synthetic speech in {lang!r}; it has {sorted(LANGUAGE_VOICES)}")
+            raise ConfigError(
+                f"speech.tts.accents.{lang}", f"no synthetic speech in {lang!r}; it has {sorted(LANGUAGE_VOICES)}"
+            )
     for key in ("rate_wpm", "pitch"):
         if key in tts and tts[key][0] > tts[key][1]:
             raise ConfigError(f"speech.tts.{key}", f"range {list(tts[key])}: low is above high")
@@ -469,8 +520,11 @@ def _check_speech(config: Mapping, schema: Mapping | None) -> None:
         import jsonschema
 
         defs = schema.get("$defs", {})
-        validators = {part: jsonschema.Draft202012Validator(defs[f"speech_{part}"])
-                      for part in ("model", "training") if f"speech_{part}" in defs}
+        validators = {
+            part: jsonschema.Draft202012Validator(defs[f"speech_{part}"])
+            for part in ("model", "training")
+            if f"speech_{part}" in defs
+        }
     _check_tts(speech.get("tts") or {})
     for name in variants:
         key = f"speech.variants.{name}"
@@ -479,24 +533,31 @@ def _check_speech(config: Mapping, schema: Mapping | None) -> None:
             raise ConfigError(f"{key}.dataset", f"unknown dataset {ds_name!r}")
         ds = datasets[ds_name]
         if ds["adapter"] not in SPEECH_ADAPTERS:
-            raise ConfigError(f"{key}.dataset", f"dataset {ds_name!r} has adapter {ds['adapter']!r}; spoken "
-                                                f"captions come from adapter synthetic or places_speech")
+            raise ConfigError(
+                f"{key}.dataset",
+                f"dataset {ds_name!r} has adapter {ds['adapter']!r}; spoken "
+                f"captions come from adapter synthetic or places_speech",
+            )
         if ds["adapter"] == "synthetic" and ds["synthetic"]["profile"] != "all":
-            raise ConfigError(f"datasets.{ds_name}.synthetic.profile",
-                              f"speech variant {name} trains on this dataset: a speech dataset needs profile all "
-                              f"(a caption per image in every language)")
+            raise ConfigError(
+                f"datasets.{ds_name}.synthetic.profile",
+                f"speech variant {name} trains on this dataset: a speech dataset needs profile all "
+                f"(a caption per image in every language)",
+            )
         langs = dataset_langs(config, ds_name)
         if ds["adapter"] == "synthetic":
             from polyvse.speech.tts import LANGUAGE_VOICES  # no torch: tts imports numpy and pandas only
 
             unvoiced = [l for l in langs if l not in LANGUAGE_VOICES]
             if unvoiced:
-                raise ConfigError(f"datasets.{ds_name}.langs", f"no espeak-ng voice configured for {unvoiced}; "
-                                                               f"synthetic speech has {sorted(LANGUAGE_VOICES)}")
+                raise ConfigError(
+                    f"datasets.{ds_name}.langs",
+                    f"no espeak-ng voice configured for {unvoiced}; synthetic speech has {sorted(LANGUAGE_VOICES)}",
+                )
         settings = speech_variant_settings(config, name)
         for part in ("model", "training"):
             base = speech.get(part, {})
-            for opt in (variants[name].get(part) or {}):
+            for opt in variants[name].get(part) or {}:
                 if opt not in base:
                     raise ConfigError(f"{key}.{part}.{opt}", f"not a setting of speech.{part}")
             if part in validators:
@@ -506,10 +567,12 @@ def _check_speech(config: Mapping, schema: Mapping | None) -> None:
                     raise ConfigError(f"{key}.{part}" + (f".{where}" if where else ""), error.message)
         tr, model = settings["training"], settings["model"]
         loss = tr["loss"]
-        for opt in (tr.get("loss_options") or {}):
+        for opt in tr.get("loss_options") or {}:
             if opt not in SPEECH_LOSS_OPTIONS[loss]:
-                raise ConfigError(f"{key}.training.loss_options.{opt}",
-                                  f"loss {loss} takes {', '.join(sorted(SPEECH_LOSS_OPTIONS[loss]))}")
+                raise ConfigError(
+                    f"{key}.training.loss_options.{opt}",
+                    f"loss {loss} takes {', '.join(sorted(SPEECH_LOSS_OPTIONS[loss]))}",
+                )
         if model["sharing"] != "none" and len(langs) < 2:
             raise ConfigError(f"{key}.model.sharing", "a shared encoder needs at least two languages")
         if model["internal_attention"] and len(model["widths"]) < 3:
@@ -530,8 +593,11 @@ def _check_speech(config: Mapping, schema: Mapping | None) -> None:
                 raise ConfigError(f"speech.reports.{name}.rows[{i}]", f"unknown speech variant {row['variant']!r}")
             datasets_used.add(speech_variant_dataset(config, row["variant"]))
         if len(datasets_used) > 1:
-            raise ConfigError(f"speech.reports.{name}", f"rows come from several datasets {sorted(datasets_used)}; "
-                                                        "a table's columns are one dataset's view pairs")
+            raise ConfigError(
+                f"speech.reports.{name}",
+                f"rows come from several datasets {sorted(datasets_used)}; "
+                "a table's columns are one dataset's view pairs",
+            )
     for name, ds in datasets.items():
         if ds["adapter"] == "places_speech":
             listed = (ds.get("places_speech") or {}).get("utterances")

@@ -40,8 +40,11 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
             except TypeError:  # an unhashable key: the base constructor says so
                 continue
             if first is not None:
-                raise ConfigFileError(_name(key_node.start_mark), f"duplicate key {key!r} (first at line {first}); "
-                                                                  "the first would be silently lost", line)
+                raise ConfigFileError(
+                    _name(key_node.start_mark),
+                    f"duplicate key {key!r} (first at line {first}); the first would be silently lost",
+                    line,
+                )
             seen[key] = line
         return super().construct_mapping(node, deep=deep)
 
@@ -105,6 +108,7 @@ def _load_json(path: Path) -> Any:
 
 # ----------------------------------------------------------------------------- locating a key
 
+
 def _segments(key: str, node: yaml.Node) -> Iterator[yaml.Node]:
     """The nodes along dotted ``key`` (``a.b.rows[2].c``) in the YAML tree ``node``,
     as far as the file has them. Names may hold dots: the longest key that matches wins."""
@@ -115,19 +119,20 @@ def _segments(key: str, node: yaml.Node) -> Iterator[yaml.Node]:
             for k_node, v_node in node.value:
                 k = str(k_node.value)
                 if (rest == k or rest.startswith(k + ".") or rest.startswith(k + "[")) and (
-                        best is None or len(k) > len(best[0])):
+                    best is None or len(k) > len(best[0])
+                ):
                     best = (k, k_node, v_node)
             if best is None:
                 return
             k, k_node, node = best
-            rest = rest[len(k):]
+            rest = rest[len(k) :]
             rest = rest[1:] if rest.startswith(".") else rest
             yield k_node
         elif isinstance(node, yaml.SequenceNode):
             m = re.match(r"\[(\d+)\]\.?", rest)
             if m is None or int(m.group(1)) >= len(node.value):
                 return
-            node, rest = node.value[int(m.group(1))], rest[m.end():]
+            node, rest = node.value[int(m.group(1))], rest[m.end() :]
             yield node
         else:
             return
@@ -163,6 +168,7 @@ def located(err: ConfigError, sources: Sequence[str | Path], overrides: Mapping 
 
 
 # ----------------------------------------------------------------------------- schema errors in one line
+
 
 def _dotted(path: Sequence[Any]) -> str:
     out = ""
@@ -230,6 +236,7 @@ def typed_overrides(overrides: Any) -> Any:
     a config file would read it (``30`` → 30, ``true`` → True, ``1e-3`` → 0.001,
     ``null`` → None); anything else stays text.
     """
+
     def walk(node: Any, nested: bool) -> Any:
         if isinstance(node, Mapping):
             return {k: walk(v, True) for k, v in node.items()}

@@ -64,8 +64,9 @@ def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or "".join(path.suffixes) or ".tmp",
-                               dir=path.parent)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=suffix or "".join(path.suffixes) or ".tmp", dir=path.parent
+    )
     os.close(fd)
     tmp_path = Path(tmp)
     # mkstemp makes 0600 files; outputs get the ordinary permissions the umask allows
@@ -127,8 +128,10 @@ def check_plain(obj: Any, where: str = "checkpoint") -> None:
         for i, value in enumerate(obj):
             check_plain(value, f"{where}[{i}]")
         return
-    raise TypeError(f"{where} is a {kind.__module__}.{kind.__qualname__}, not plain data (tensors, dicts, lists, "
-                    f"str, int, float, bool, None): store its fields and rebuild it on load")
+    raise TypeError(
+        f"{where} is a {kind.__module__}.{kind.__qualname__}, not plain data (tensors, dicts, lists, "
+        f"str, int, float, bool, None): store its fields and rebuild it on load"
+    )
 
 
 def save_torch(obj: Any, path: str | Path) -> None:
@@ -151,5 +154,8 @@ def load_torch(path: str | Path, map_location: Any = "cpu") -> Any:
         return torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as err:
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise InputError(path, f"not a checkpoint of plain data, refused by torch.load(weights_only=True) "
-                               f"({reason}); delete it and re-run the rule that writes it") from err
+        raise InputError(
+            path,
+            f"not a checkpoint of plain data, refused by torch.load(weights_only=True) "
+            f"({reason}); delete it and re-run the rule that writes it",
+        ) from err

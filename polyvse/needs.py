@@ -18,8 +18,10 @@ from typing import Any
 
 from polyvse.config import human_langs, protocol_langs, row_sources, variant_settings
 
-HOW_TO_TRANSLATE = ("give MUSE-format dictionaries in translate.dictionaries, or translate.backend: googletrans "
-                    "(online) or a module:Class backend")
+HOW_TO_TRANSLATE = (
+    "give MUSE-format dictionaries in translate.dictionaries, or translate.backend: googletrans "
+    "(online) or a module:Class backend"
+)
 
 
 def dictionaries_available(config: Mapping, dataset: str) -> bool:
@@ -85,7 +87,9 @@ def prune_to_available(config: Mapping) -> tuple[dict[str, Any], list[str]]:
             rep["rows"] = [row for row, _ in kept]
             rep["notes"] = list(rep.get("notes") or []) + [
                 "Left out of this run, for want of machine translation or dictionaries: "
-                + ", ".join(row["name"] for row, _ in dropped) + f" ({HOW_TO_TRANSLATE})."]
+                + ", ".join(row["name"] for row, _ in dropped)
+                + f" ({HOW_TO_TRANSLATE})."
+            ]
         else:
             del pruned["reports"][name]
     for name, fig in list(pruned.get("figures", {}).items()):

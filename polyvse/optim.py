@@ -14,7 +14,11 @@ from collections.abc import Iterable
 import torch
 
 
-def adam(params: Iterable[torch.nn.Parameter] | Iterable[dict], lr: float,
-         betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0) -> torch.optim.Adam:
+def adam(
+    params: Iterable[torch.nn.Parameter] | Iterable[dict],
+    lr: float,
+    betas: tuple[float, float] = (0.9, 0.999),
+    weight_decay: float = 0.0,
+) -> torch.optim.Adam:
     """``torch.optim.Adam`` with ``fused=True``; ``params`` as Adam takes them (tensors or groups)."""
     return torch.optim.Adam(params, lr=lr, betas=betas, weight_decay=weight_decay, fused=True)

@@ -69,12 +69,15 @@ def open_model(directory: str | Path) -> TrainedModel:
     directory = Path(directory)
     path = directory / "model.pt"
     if not path.is_file():
-        raise InputError(directory, "not a trained model's directory (no model.pt; models are in "
-                                    "results/{dataset}/models/{variant}/)")
+        raise InputError(
+            directory,
+            "not a trained model's directory (no model.pt; models are in results/{dataset}/models/{variant}/)",
+        )
     saved = load_torch(path)
     if not isinstance(saved, dict) or "family" not in saved or "vocab" not in saved:
-        raise InputError(path, "not a text model written by the train rule (a speech or MLMME model is not "
-                               "searchable here)")
+        raise InputError(
+            path, "not a text model written by the train rule (a speech or MLMME model is not searchable here)"
+        )
     model, vocab = model_from_checkpoint(saved)
     if not isinstance(vocab, Vocabulary):
         raise InputError(path, f"a {saved['family']} model reads characters, not words: not searchable here")
@@ -82,8 +85,9 @@ def open_model(directory: str | Path) -> TrainedModel:
     dataset_dir = directory.parent.parent
     if not (dataset_dir / "images.parquet").is_file():
         raise InputError(directory, f"its dataset directory {dataset_dir} has no images.parquet")
-    return TrainedModel(directory, model, vocab, int(saved["max_len"]), dataset_dir,
-                        int(saved["config"].get("image_dim", 0)))
+    return TrainedModel(
+        directory, model, vocab, int(saved["max_len"]), dataset_dir, int(saved["config"].get("image_dim", 0))
+    )
 
 
 def features_file(tm: TrainedModel) -> tuple[Path, str]:
@@ -114,8 +118,9 @@ def test_images(tm: TrainedModel, cache_beside_model: bool = True) -> Index:
     missing = [i for i in test["image_id"] if i not in row_of]
     if missing:
         raise InputError(features, f"{len(missing)} test images have no features, e.g. {missing[0]}")
-    feats = torch.from_numpy(np.asarray(np.load(features, mmap_mode="r")[[row_of[i] for i in test["image_id"]]],
-                                        dtype=np.float32))
+    feats = torch.from_numpy(
+        np.asarray(np.load(features, mmap_mode="r")[[row_of[i] for i in test["image_id"]]], dtype=np.float32)
+    )
     emb = embed_images(tm.model, feats).cpu()
     ids = list(test["image_id"])
     paths = [str(p if Path(p).is_absolute() else tm.dataset_dir / p) for p in test["path"]]
@@ -215,5 +220,7 @@ def top_k(query: torch.Tensor, index: Index, k: int) -> list[Hit]:
     """The ``k`` best items of ``index`` for ``query`` ``(J,)`` by the model's similarity (dot product)."""
     scores = index.embeddings @ query
     best = torch.topk(scores, min(k, len(index.ids)))
-    return [Hit(rank=r + 1, id=index.ids[i], score=float(s), path=index.paths[i], text=index.texts[i])
-            for r, (s, i) in enumerate(zip(best.values.tolist(), best.indices.tolist()))]
+    return [
+        Hit(rank=r + 1, id=index.ids[i], score=float(s), path=index.paths[i], text=index.texts[i])
+        for r, (s, i) in enumerate(zip(best.values.tolist(), best.indices.tolist()))
+    ]

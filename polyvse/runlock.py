@@ -118,8 +118,10 @@ def claim_directory(snakemake_dir: Path, me: LockOwner | None = None) -> str | N
         return None
     local = [o for o in others if o.host == me.host]
     if local:
-        return (f"polyvse: another run of this workflow ({local[0].describe()}) is working in "
-                f"{snakemake_dir.resolve().parent}; wait for it to end or stop it")
+        return (
+            f"polyvse: another run of this workflow ({local[0].describe()}) is working in "
+            f"{snakemake_dir.resolve().parent}; wait for it to end or stop it"
+        )
     if others:
         return None
     shutil.rmtree(locks, ignore_errors=True)

@@ -1,6 +1,6 @@
 """Render config/schema.yaml as a Markdown table of every key (for the README).
 
-    python -m polyvse.schema_doc config/schema.yaml
+python -m polyvse.schema_doc config/schema.yaml
 """
 
 from __future__ import annotations

@@ -74,11 +74,13 @@ def _alive(pid: int) -> bool:
     return state != "Z"  # a zombie has ended; only its parent's wait is missing
 
 
-def stop_jobs_on_signals(signals: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGINT),
-                         grace: float = 5.0) -> None:
+def stop_jobs_on_signals(
+    signals: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGINT), grace: float = 5.0
+) -> None:
     """In the workflow's process: on any of ``signals``, terminate the running jobs, then raise
     KeyboardInterrupt so that the scheduler stops as after Ctrl-C (exit status non-zero, running
     jobs' outputs marked incomplete and re-run next time)."""
+
     def handler(signum: int, frame: object) -> None:
         print(f"polyvse: {signal.Signals(signum).name} received: stopping the running jobs", file=sys.stderr)
         terminate_descendants(grace=grace)
@@ -91,6 +93,7 @@ def stop_jobs_on_signals(signals: tuple[signal.Signals, ...] = (signal.SIGTERM, 
 def exit_on_sigterm() -> None:
     """In a job's process: leave on SIGTERM as on an error (exit status 143), running every
     ``finally`` on the way out, so no temporary file of a half-written output stays behind."""
+
     def handler(signum: int, frame: object) -> None:
         raise SystemExit(128 + signum)
 

@@ -43,7 +43,8 @@ def smalr_run(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("wf_smalr")
     (d / "config.yaml").write_text(TINY_SMALR.read_text())
     cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", str(d / "config.yaml"), "--cores", "2"]
-    done = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        cmd, cwd=d, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     return d

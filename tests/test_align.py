@@ -27,10 +27,11 @@ def heteroscedastic_pairs(seed: int, vocab: int = 600, d: int = 16, low: float =
     noise_sd = np.r_[np.full(d // 2, low), np.full(d - d // 2, high)] / np.sqrt(d)
     target = normalize_vectors(source @ rotation.T + rng.normal(size=(vocab, d)) * noise_sd)
     order = rng.permutation(vocab)
-    return target, source, order[: vocab // 2], order[vocab // 2:]
+    return target, source, order[: vocab // 2], order[vocab // 2 :]
 
 
 # --- Procrustes ---------------------------------------------------------------
+
 
 def test_procrustes_recovers_a_known_rotation_exactly():
     rng = np.random.default_rng(0)
@@ -80,13 +81,14 @@ def test_normalize_vectors_centres_then_renormalises():
 
 # --- RCSLS ------------------------------------------------------------------
 
+
 def rcsls_by_the_formula(m, a, b, za, zb, k):
     """The poster's objective term by term, with explicit sorting."""
     total = 0.0
     for i in range(len(a)):
         ma = m @ a[i]
-        r1 = np.sort(zb @ ma)[-k:].mean()               # r(M a_i, B)
-        r2 = np.sort((za @ m.T) @ b[i])[-k:].mean()     # r(b_i, M A)
+        r1 = np.sort(zb @ ma)[-k:].mean()  # r(M a_i, B)
+        r2 = np.sort((za @ m.T) @ b[i])[-k:].mean()  # r(b_i, M A)
         total += -2.0 * a[i] @ m.T @ b[i] + r1 + r2
     return total / len(a)
 
@@ -124,8 +126,16 @@ def test_rcsls_gradient_matches_finite_differences():
 def test_rcsls_step_never_increases_the_reported_objective(constraint):
     target, source, train, _ = heteroscedastic_pairs(5, vocab=200, d=8)
     # a huge step size forces overshoots, so the restore-and-halve path runs
-    result = rcsls_refine(target[train], source[train], k=10, lr=50.0, n_iter=40, constraint=constraint,
-                          target_vocab=target, source_vocab=source)
+    result = rcsls_refine(
+        target[train],
+        source[train],
+        k=10,
+        lr=50.0,
+        n_iter=40,
+        constraint=constraint,
+        target_vocab=target,
+        source_vocab=source,
+    )
     objectives = np.array([s.objective for s in result.log])
     assert np.all(np.diff(objectives) <= 0.0)
     rejected = [s for s in result.log if not s.accepted]
@@ -137,8 +147,9 @@ def test_rcsls_step_never_increases_the_reported_objective(constraint):
     for prev, nxt in zip(result.log[1:], result.log[2:]):  # halved after a rejection only
         assert nxt.lr == (prev.lr / 2 if not prev.accepted else prev.lr)
     # the reported value is the objective of the matrix returned
-    f_final, _ = rcsls_objective(result.matrix, target[train], source[train], k=10,
-                                 target_vocab=target, source_vocab=source)
+    f_final, _ = rcsls_objective(
+        result.matrix, target[train], source[train], k=10, target_vocab=target, source_vocab=source
+    )
     assert f_final == pytest.approx(result.objective, rel=1e-12)
     assert result.objective < objectives[0]
     frame = result.log_frame()
@@ -179,6 +190,7 @@ def test_rcsls_rejects_bad_arguments():
 
 # --- dictionary induction -------------------------------------------------------
 
+
 def angle(deg: float) -> np.ndarray:
     return np.array([np.cos(np.radians(deg)), np.sin(np.radians(deg))])
 
@@ -211,8 +223,11 @@ def test_induction_counts_any_gold_translation_and_maps_with_m():
 
 
 def test_translation_pairs_drops_words_without_vectors():
-    pairs = translation_pairs([("chat", "Katze"), ("chien", "Hund"), ("oiseau", "Vogel"), ("chat", "Katze")],
-                              ["chien", "chat"], {"Hund": 0, "Katze": 1})
+    pairs = translation_pairs(
+        [("chat", "Katze"), ("chien", "Hund"), ("oiseau", "Vogel"), ("chat", "Katze")],
+        ["chien", "chat"],
+        {"Hund": 0, "Katze": 1},
+    )
     np.testing.assert_array_equal(pairs, [[1, 1], [0, 0]])
     assert translation_pairs([("x", "y")], ["a"], ["b"]).shape == (0, 2)
     with pytest.raises(InputError, match="non-empty"):

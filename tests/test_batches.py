@@ -7,7 +7,7 @@ import torch
 from polyvse.data.synthetic import build_dataset
 from polyvse.text.vocab import counts_frame, training_counts
 from polyvse.train import run
-from polyvse.train.data import (EncodedCaptions, ImageGroupedBatches, language_shares, row_quotas)
+from polyvse.train.data import EncodedCaptions, ImageGroupedBatches, language_shares, row_quotas
 
 
 def encoded(profile, langs, n_train, seed=1):
@@ -17,9 +17,14 @@ def encoded(profile, langs, n_train, seed=1):
     caps = caps[caps["split"] == "train"].reset_index(drop=True)
     index = {img: i for i, img in enumerate(sorted(set(caps["image_id"])))}
     n = len(caps)
-    return EncodedCaptions(torch.zeros(n, 1, dtype=torch.long), torch.ones(n, dtype=torch.long),
-                           torch.tensor([index[i] for i in caps["image_id"]]),
-                           torch.tensor([langs.index(l) for l in caps["lang"]]), list(langs), caps)
+    return EncodedCaptions(
+        torch.zeros(n, 1, dtype=torch.long),
+        torch.ones(n, dtype=torch.long),
+        torch.tensor([index[i] for i in caps["image_id"]]),
+        torch.tensor([langs.index(l) for l in caps["lang"]]),
+        list(langs),
+        caps,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +48,18 @@ def old_epoch(sampler, rng):
     for _ in range(len(sampler)):
         if cursor + sampler.images_per_batch > n_img:
             perm, cursor = rng.permutation(n_img), 0
-        chosen = perm[cursor: cursor + sampler.images_per_batch]
+        chosen = perm[cursor : cursor + sampler.images_per_batch]
         cursor += sampler.images_per_batch
-        yield np.concatenate([rng.choice(sampler.caption_rows[i], size=min(sampler.captions_per_image,
-                                                                             len(sampler.caption_rows[i])),
-                                         replace=False) for i in chosen])
+        yield np.concatenate(
+            [
+                rng.choice(
+                    sampler.caption_rows[i],
+                    size=min(sampler.captions_per_image, len(sampler.caption_rows[i])),
+                    replace=False,
+                )
+                for i in chosen
+            ]
+        )
 
 
 def test_row_quotas_by_hand():
@@ -63,8 +75,11 @@ def test_language_shares_forms_and_errors():
     assert language_shares({"en": 2, "ja": 1, "zh": 1, "de": 5}, ["en", "ja", "zh"]).tolist() == [0.5, 0.25, 0.25]
     with pytest.raises(ValueError, match=r"training.language_balance: 'even' is neither balanced nor natural"):
         language_shares("even", ["en"])
-    with pytest.raises(ValueError, match=r"training.language_balance: no share for training language\(s\) zh "
-                                         r"\(the mapping names en, ja\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"training.language_balance: no share for training language\(s\) zh "
+        r"\(the mapping names en, ja\)",
+    ):
         language_shares({"en": 1, "ja": 1}, ["en", "ja", "zh"])
     with pytest.raises(ValueError, match=r"training.language_balance.ja: a share must be a positive number, got 0"):
         language_shares({"en": 1, "ja": 0}, ["en", "ja"])
@@ -82,8 +97,9 @@ def test_sampler_rejects_shares_it_cannot_use():
         ImageGroupedBatches(rows, 2, 2, lang=torch.tensor([0, 2, 0, 1]), shares=np.array([0.5, 0.5]))
 
 
-@pytest.mark.parametrize("balance, shares", [("balanced", [1 / 3, 1 / 3, 1 / 3]),
-                                             ({"en": 2, "ja": 1, "zh": 1}, [0.5, 0.25, 0.25])])
+@pytest.mark.parametrize(
+    "balance, shares", [("balanced", [1 / 3, 1 / 3, 1 / 3]), ({"en": 2, "ja": 1, "zh": 1}, [0.5, 0.25, 0.25])]
+)
 @pytest.mark.parametrize("per_image", [1, 2, 3])
 def test_every_coco_batch_holds_the_languages_in_the_asked_shares(coco, balance, shares, per_image):
     sampler = ImageGroupedBatches.for_captions(coco, 16, per_image, balance)
@@ -102,14 +118,20 @@ def test_every_coco_batch_holds_the_languages_in_the_asked_shares(coco, balance,
 
 def test_natural_coco_batches_miss_the_balance(coco):
     # what balancing is for: drawn uniformly, ja and zh are rare, zh often absent from a batch
-    counts = np.array([language_counts(coco, rows) for rows in
-                       ImageGroupedBatches.for_captions(coco, 16, 2, "natural").epoch(np.random.default_rng(0))])
+    counts = np.array(
+        [
+            language_counts(coco, rows)
+            for rows in ImageGroupedBatches.for_captions(coco, 16, 2, "natural").epoch(np.random.default_rng(0))
+        ]
+    )
     assert counts[:, 0].mean() > 24 and (counts[:, 2] == 0).mean() > 0.2
 
 
 def test_natural_reproduces_the_uniform_sampler(coco):
-    for sampler in (ImageGroupedBatches.for_captions(coco, 16, 2, "natural"),
-                    ImageGroupedBatches(coco.image_row, 16, 2)):
+    for sampler in (
+        ImageGroupedBatches.for_captions(coco, 16, 2, "natural"),
+        ImageGroupedBatches(coco.image_row, 16, 2),
+    ):
         got = list(sampler.epoch(np.random.default_rng(3)))
         want = list(old_epoch(sampler, np.random.default_rng(3)))
         assert len(got) == len(want) and all(np.array_equal(a, b) for a, b in zip(got, want))
@@ -163,22 +185,47 @@ def tiny():
 
 
 def embn_settings(**training):
-    return {"model": "embn", "train_langs": list(LANGS), "eval_langs": list(LANGS), "captions": "human",
-            "text": dict(segmenter="chars", min_count=1, max_len=20), "vocabulary": {}, "seed": 0,
-            "model_options": dict(word_dim=6, gru_hidden=5, image_hidden=7, joint_dim=4, dropout=0.0,
-                                  word_vectors="random", pca_dim=3),
-            "training": dict(epochs=1, lr=1e-3, weight_decay=0.0, images_per_batch=6, captions_per_image=2,
-                             margin=0.05, top_k=10, sentence_weight=1.5, neighbourhood_weight=0.05, grad_clip=2.0,
-                             device="cpu", batches_per_epoch=1, **training)}
+    return {
+        "model": "embn",
+        "train_langs": list(LANGS),
+        "eval_langs": list(LANGS),
+        "captions": "human",
+        "text": dict(segmenter="chars", min_count=1, max_len=20),
+        "vocabulary": {},
+        "seed": 0,
+        "model_options": dict(
+            word_dim=6, gru_hidden=5, image_hidden=7, joint_dim=4, dropout=0.0, word_vectors="random", pca_dim=3
+        ),
+        "training": dict(
+            epochs=1,
+            lr=1e-3,
+            weight_decay=0.0,
+            images_per_batch=6,
+            captions_per_image=2,
+            margin=0.05,
+            top_k=10,
+            sentence_weight=1.5,
+            neighbourhood_weight=0.05,
+            grad_clip=2.0,
+            device="cpu",
+            batches_per_epoch=1,
+            **training,
+        ),
+    }
 
 
 class Stop(Exception):
     pass
 
 
-@pytest.mark.parametrize("training, expected", [({}, "balanced"), ({"language_balance": "natural"}, "natural"),
-                                                ({"language_balance": {"en": 1, "de": 1, "zh": 2}},
-                                                 {"en": 1, "de": 1, "zh": 2})])
+@pytest.mark.parametrize(
+    "training, expected",
+    [
+        ({}, "balanced"),
+        ({"language_balance": "natural"}, "natural"),
+        ({"language_balance": {"en": 1, "de": 1, "zh": 2}}, {"en": 1, "de": 1, "zh": 2}),
+    ],
+)
 def test_train_variant_samples_with_the_configured_balance(tiny, tmp_path, monkeypatch, training, expected):
     seen = []
 

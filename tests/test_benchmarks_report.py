@@ -20,14 +20,20 @@ def test_gather_and_sum_per_rule(tmp_path):
     write(tmp_path / "train" / "m30k" / "b.tsv", 30.0, 200.0, 28.0)
     write(tmp_path / "evaluate" / "m30k" / "a.direct.tsv", 2.0, "-", 1.5)  # too short for a memory sample
     jobs = gather_benchmarks(tmp_path)
-    assert jobs[["rule", "job"]].values.tolist() == [["evaluate", "m30k/a.direct"], ["train", "m30k/a"],
-                                                     ["train", "m30k/b"]]
+    assert jobs[["rule", "job"]].values.tolist() == [
+        ["evaluate", "m30k/a.direct"],
+        ["train", "m30k/a"],
+        ["train", "m30k/b"],
+    ]
     assert jobs["max_rss_mb"].tolist() == [0.0, 300.5, 200.0]
     summary = benchmark_summary(jobs).set_index("rule")
     assert list(summary.index) == ["train", "evaluate"]  # most time first
-    assert summary.loc["train", ["jobs", "seconds", "median_seconds", "max_seconds", "max_rss_mb", "cpu_seconds"]
-                       ].tolist() == [2, 40.0, 20.0, 30.0, 300.0, 37.0]
-    assert summary.loc["train", "share"] == pytest.approx(95.2) and summary.loc["evaluate", "share"] == pytest.approx(4.8)
+    assert summary.loc[
+        "train", ["jobs", "seconds", "median_seconds", "max_seconds", "max_rss_mb", "cpu_seconds"]
+    ].tolist() == [2, 40.0, 20.0, 30.0, 300.0, 37.0]
+    assert summary.loc["train", "share"] == pytest.approx(95.2) and summary.loc["evaluate", "share"] == pytest.approx(
+        4.8
+    )
 
 
 def test_a_file_that_is_not_a_benchmark_is_named(tmp_path):

@@ -44,14 +44,25 @@ def setup(langs):
 
 
 def captions(split, rows):
-    return pd.DataFrame([{"image_id": img, "split": split, "lang": lang, "cap_idx": k, "text": text,
-                          "origin": "human"} for img, lang, k, text in rows])
+    return pd.DataFrame(
+        [
+            {"image_id": img, "split": split, "lang": lang, "cap_idx": k, "text": text, "origin": "human"}
+            for img, lang, k, text in rows
+        ]
+    )
 
 
 def test_version_texts_own_language_and_translations():
     queries = pd.DataFrame({"image_id": ["i0", "i1"], "lang": ["de", "de"], "cap_idx": [0, 0], "text": ["x", "y"]})
-    tr = pd.DataFrame({"image_id": ["i0", "i0", "i1"], "lang": ["de"] * 3, "cap_idx": [0, 0, 0],
-                       "tgt_lang": ["en", "fr", "en"], "text": ["x-en", "x-fr", "y-en"]})
+    tr = pd.DataFrame(
+        {
+            "image_id": ["i0", "i0", "i1"],
+            "lang": ["de"] * 3,
+            "cap_idx": [0, 0, 0],
+            "tgt_lang": ["en", "fr", "en"],
+            "text": ["x-en", "x-fr", "y-en"],
+        }
+    )
     assert version_texts(queries, tr, ["en", "de", "fr"]) == [["x-en", "x", "x-fr"], ["y-en", "y", None]]
 
 
@@ -62,12 +73,13 @@ def test_clc_scores_shape_nan_for_missing_and_average():
     tr = pd.DataFrame({"image_id": ["img0"], "lang": ["de"], "cap_idx": [0], "tgt_lang": ["en"], "text": ["a1"]})
     scores, column = clc_scores(model, vocab, q, tr, torch.from_numpy(features), {i: k for k, i in enumerate(ids)}, 5)
     assert scores.shape == (2, 2, 2) and column.tolist() == [0, 1]
-    assert torch.isnan(scores[1, 0]).all()                       # img1's query has no English translation
-    assert scores[0, 1, 0] == pytest.approx(1.0)                   # de "a0" vs image at angle 0
+    assert torch.isnan(scores[1, 0]).all()  # img1's query has no English translation
+    assert scores[0, 1, 0] == pytest.approx(1.0)  # de "a0" vs image at angle 0
     assert scores[0, 0, 0] == pytest.approx(math.cos(1.0), abs=1e-6)  # its translation "a1" vs image 0
     res = clc_retrieval(scores, column, None)
-    expected = bidirectional_retrieval(np.array([[(1 + math.cos(1)) / 2, (math.cos(1) + 1) / 2],
-                                                 [math.cos(1), 1.0]]), column)
+    expected = bidirectional_retrieval(
+        np.array([[(1 + math.cos(1)) / 2, (math.cos(1) + 1) / 2], [math.cos(1), 1.0]]), column
+    )
     assert res.as_row() == expected.as_row()
 
 
@@ -78,10 +90,16 @@ def test_translations_that_agree_correct_a_wrong_query():
     model = WordAngleModel(vocab)
     rows = [(f"img{i}", "de", 0, f"a{(i + 1) % 4}") for i in range(4)]
     caps = pd.concat([captions("test", rows), captions("val", rows)], ignore_index=True)
-    tr = pd.DataFrame([{"image_id": f"img{i}", "lang": "de", "cap_idx": 0, "tgt_lang": t, "text": f"a{i}"}
-                       for i in range(4) for t in ("en", "fr")])
-    direct = bidirectional_retrieval(np.cos(np.subtract.outer([(i + 1) % 4 for i in range(4)], np.arange(4))),
-                                     np.arange(4))
+    tr = pd.DataFrame(
+        [
+            {"image_id": f"img{i}", "lang": "de", "cap_idx": 0, "tgt_lang": t, "text": f"a{i}"}
+            for i in range(4)
+            for t in ("en", "fr")
+        ]
+    )
+    direct = bidirectional_retrieval(
+        np.cos(np.subtract.outer([(i + 1) % 4 for i in range(4)], np.arange(4))), np.arange(4)
+    )
     a, added_a = evaluate_clc(model, vocab, caps, features, ids, ["de"], 5, tr, "clc_a")
     c, added_c = evaluate_clc(model, vocab, caps, features, ids, ["de"], 5, tr, "clc_c", val_translations=tr)
     assert direct.as_row()["r1_t2i"] == 0.0

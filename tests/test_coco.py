@@ -33,15 +33,24 @@ def write_coco(root: Path) -> dict[str, Path]:
     for i in range(N):
         folder = "val2014" if i < 6 else "train2014"
         n_sent = 7 if i == 0 else 5
-        images.append({"filepath": folder, "filename": stem(i) + ".jpg", "cocoid": i + 100, "split": splits[i],
-                       "imgid": i, "sentences": [{"raw": f"A photo {i} number {k}.", "tokens": ["a"]}
-                                                 for k in range(n_sent)]})
+        images.append(
+            {
+                "filepath": folder,
+                "filename": stem(i) + ".jpg",
+                "cocoid": i + 100,
+                "split": splits[i],
+                "imgid": i,
+                "sentences": [{"raw": f"A photo {i} number {k}.", "tokens": ["a"]} for k in range(n_sent)],
+            }
+        )
     karpathy = root / "dataset_coco.json"
     karpathy.write_text(json.dumps({"images": images, "dataset": "coco"}), encoding="utf-8")
     anns = [{"image_id": i + 100, "id": 10 * i + k, "caption": f"写真{i}の説明{k}"} for i in range(8) for k in range(5)]
     yj = root / "yjcaptions26k_clean.json"
-    yj.write_text(json.dumps({"images": [{"id": i + 100} for i in range(8)], "annotations": anns},
-                             ensure_ascii=False), encoding="utf-8")
+    yj.write_text(
+        json.dumps({"images": [{"id": i + 100} for i in range(8)], "annotations": anns}, ensure_ascii=False),
+        encoding="utf-8",
+    )
     lines = [f"{stem(1)}#1\t第二句{1}", *(f"{stem(i)}#0\t图片{i}的描述" for i in range(6))]
     cn = root / "imageid.human-written-caption.txt"
     cn.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -54,8 +63,9 @@ def files(tmp_path: Path) -> dict[str, Path]:
 
 
 def test_captions_per_language_and_image_ids(files):
-    captions, images = load_coco(files["captions_json"], ["en", "de", "ja", "zh"], files["ja_json"],
-                                 files["zh_captions"], split="karpathy")
+    captions, images = load_coco(
+        files["captions_json"], ["en", "de", "ja", "zh"], files["ja_json"], files["zh_captions"], split="karpathy"
+    )
     assert list(images["image_id"]) == [stem(i) for i in range(N)] and set(images["path"]) == {""}
     counts = captions.groupby("lang").size().to_dict()
     assert counts == {"en": 5 * N, "ja": 5 * 8, "zh": 7}  # de: not MSCOCO's, left to MT
@@ -72,19 +82,20 @@ def test_karpathy_splits_put_restval_in_training(files):
 
 
 def test_mule_split_draws_val_and_test_from_images_with_every_language(files):
-    captions, images = load_coco(files["captions_json"], ["en", "ja", "zh"], files["ja_json"], files["zh_captions"],
-                                 n_val=2, n_test=3, seed=1)
+    captions, images = load_coco(
+        files["captions_json"], ["en", "ja", "zh"], files["ja_json"], files["zh_captions"], n_val=2, n_test=3, seed=1
+    )
     held = images[images["split"] != "train"]
     assert sorted(held["split"].value_counts().tolist()) == [2, 3]
     assert set(held["image_id"]) <= {stem(i) for i in range(6)}  # en + ja + zh: images 0-5
-    again = load_coco(files["captions_json"], ["en", "ja", "zh"], files["ja_json"], files["zh_captions"],
-                      n_val=2, n_test=3, seed=1)[1]
+    again = load_coco(
+        files["captions_json"], ["en", "ja", "zh"], files["ja_json"], files["zh_captions"], n_val=2, n_test=3, seed=1
+    )[1]
     pd.testing.assert_frame_equal(images, again)
     split_of = dict(zip(images["image_id"], images["split"]))
     assert (captions["split"] == captions["image_id"].map(split_of)).all()
     with pytest.raises(InputError, match="6 images have captions in every language; split mule needs"):
-        load_coco(files["captions_json"], ["en", "ja", "zh"], files["ja_json"], files["zh_captions"],
-                  n_val=4, n_test=3)
+        load_coco(files["captions_json"], ["en", "ja", "zh"], files["ja_json"], files["zh_captions"], n_val=4, n_test=3)
 
 
 def test_images_dir_must_hold_every_image(files, tmp_path):
@@ -129,13 +140,29 @@ def test_errors_name_the_file_and_the_entry_or_line(files, tmp_path):
 
 
 def _config(files) -> dict:
-    return {"datasets": {"mscoco": {"adapter": "coco", "langs": ["en", "ja", "zh", "de"],
-                                    "coco": {"captions_json": str(files["captions_json"]),
-                                             "ja_json": str(files["ja_json"]),
-                                             "zh_captions": str(files["zh_captions"]), "images_dir": None,
-                                             "split": "mule", "n_val": 2, "n_test": 2, "seed": 0,
-                                             "max_captions": 5}}},
-            "variants": {}, "reports": {}, "figures": {}, "speech": {}}
+    return {
+        "datasets": {
+            "mscoco": {
+                "adapter": "coco",
+                "langs": ["en", "ja", "zh", "de"],
+                "coco": {
+                    "captions_json": str(files["captions_json"]),
+                    "ja_json": str(files["ja_json"]),
+                    "zh_captions": str(files["zh_captions"]),
+                    "images_dir": None,
+                    "split": "mule",
+                    "n_val": 2,
+                    "n_test": 2,
+                    "seed": 0,
+                    "max_captions": 5,
+                },
+            }
+        },
+        "variants": {},
+        "reports": {},
+        "figures": {},
+        "speech": {},
+    }
 
 
 def test_make_dataset_and_config_checks(files, tmp_path):

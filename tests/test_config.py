@@ -6,8 +6,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from polyvse.config import (ConfigError, check_config, figure_sources, human_langs, needs_translations,
-                            pretrain_settings, protocol_langs, report_evaluations, variant_settings)
+from polyvse.config import (
+    ConfigError,
+    check_config,
+    figure_sources,
+    human_langs,
+    needs_translations,
+    pretrain_settings,
+    protocol_langs,
+    report_evaluations,
+    variant_settings,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -26,36 +35,72 @@ def test_default_config_passes(config):
     check_config(config)
 
 
-@pytest.mark.parametrize("edit, key, reason", [
-    (lambda c: c["variants"]["embn_en"].update(dataset="nope"), "variants.embn_en.dataset", "unknown dataset"),
-    (lambda c: c["datasets"]["m30k"].update(langs=["en", "de"]), "variants.embn_fr", "'fr' is not in"),
-    (lambda c: c["reports"]["table2"]["rows"][0].update(variant="embn_de"), "reports.table2.rows[0]",
-     "protocol to_en needs a variant trained on English"),
-    (lambda c: c["reports"]["table2"]["rows"][2].update(variant="coco_embn_shared"), "reports.table2.rows[2]",
-     "trained on another dataset"),
-    (lambda c: c["reports"]["mule_table4"]["rows"][1]["per_dataset"].update(coco={"variant": "embn_shared"}),
-     "reports.mule_table4.rows[1]", "is not trained on dataset 'coco'"),
-    (lambda c: c["variants"]["embn_en"].update(model_options={"hiden": 3}), "variants.embn_en.model_options.hiden",
-     "not a setting"),
-    (lambda c: c["variants"]["hem_10"].update(model_options={"pretrain": "nope"}),
-     "variants.hem_10.model_options.pretrain", "unknown latent-vocabulary pretraining 'nope'"),
-    (lambda c: c["pretrain"]["latent"].update(dim=64), "pretrain.latent.dim", "universal_dim"),
-    (lambda c: c["pretrain"]["latent"].update(langs=["en", "de"]), "pretrain.latent.langs", "does not cover"),
-    (lambda c: c["variants"]["embn_en"].update(model_options={"word_dim": 16}),
-     "variants.embn_en.model_options.word_dim", "word_vectors fasttext needs word_dim = fasttext.dim"),
-    (lambda c: c["variants"]["par_embn"].update(model_options={"word_vectors": "pca"}),
-     "variants.par_embn.model_options.word_vectors", "takes random or fasttext"),
-    (lambda c: c["variants"]["dict_100"].update(train_langs=["de", "fr"]),
-     "variants.dict_100.vocabulary.dictionary_threshold", "train on English too"),
-    (lambda c: c["reports"]["table2"]["rows"][12].update(variant="embn_de"), "reports.table2.rows[12]",
-     "has one language"),
-    (lambda c: c["figures"]["figure3"]["points"][0]["per_dataset"].update(m30k="coco_thr_100"),
-     "figures.figure3.points[0]", "is not trained on dataset 'm30k'"),
-    (lambda c: c["figures"]["figure1b"]["points"][0].update(variants=["nope"]), "figures.figure1b.points[0]",
-     "unknown variant 'nope'"),
-    (lambda c: c["speech"]["tts"].update(accents={"de": ["de"]}), "speech.tts.accents.de", "no synthetic speech"),
-    (lambda c: c["speech"]["tts"].update(pitch=[60, 20]), "speech.tts.pitch", "low is above high"),
-])
+@pytest.mark.parametrize(
+    "edit, key, reason",
+    [
+        (lambda c: c["variants"]["embn_en"].update(dataset="nope"), "variants.embn_en.dataset", "unknown dataset"),
+        (lambda c: c["datasets"]["m30k"].update(langs=["en", "de"]), "variants.embn_fr", "'fr' is not in"),
+        (
+            lambda c: c["reports"]["table2"]["rows"][0].update(variant="embn_de"),
+            "reports.table2.rows[0]",
+            "protocol to_en needs a variant trained on English",
+        ),
+        (
+            lambda c: c["reports"]["table2"]["rows"][2].update(variant="coco_embn_shared"),
+            "reports.table2.rows[2]",
+            "trained on another dataset",
+        ),
+        (
+            lambda c: c["reports"]["mule_table4"]["rows"][1]["per_dataset"].update(coco={"variant": "embn_shared"}),
+            "reports.mule_table4.rows[1]",
+            "is not trained on dataset 'coco'",
+        ),
+        (
+            lambda c: c["variants"]["embn_en"].update(model_options={"hiden": 3}),
+            "variants.embn_en.model_options.hiden",
+            "not a setting",
+        ),
+        (
+            lambda c: c["variants"]["hem_10"].update(model_options={"pretrain": "nope"}),
+            "variants.hem_10.model_options.pretrain",
+            "unknown latent-vocabulary pretraining 'nope'",
+        ),
+        (lambda c: c["pretrain"]["latent"].update(dim=64), "pretrain.latent.dim", "universal_dim"),
+        (lambda c: c["pretrain"]["latent"].update(langs=["en", "de"]), "pretrain.latent.langs", "does not cover"),
+        (
+            lambda c: c["variants"]["embn_en"].update(model_options={"word_dim": 16}),
+            "variants.embn_en.model_options.word_dim",
+            "word_vectors fasttext needs word_dim = fasttext.dim",
+        ),
+        (
+            lambda c: c["variants"]["par_embn"].update(model_options={"word_vectors": "pca"}),
+            "variants.par_embn.model_options.word_vectors",
+            "takes random or fasttext",
+        ),
+        (
+            lambda c: c["variants"]["dict_100"].update(train_langs=["de", "fr"]),
+            "variants.dict_100.vocabulary.dictionary_threshold",
+            "train on English too",
+        ),
+        (
+            lambda c: c["reports"]["table2"]["rows"][12].update(variant="embn_de"),
+            "reports.table2.rows[12]",
+            "has one language",
+        ),
+        (
+            lambda c: c["figures"]["figure3"]["points"][0]["per_dataset"].update(m30k="coco_thr_100"),
+            "figures.figure3.points[0]",
+            "is not trained on dataset 'm30k'",
+        ),
+        (
+            lambda c: c["figures"]["figure1b"]["points"][0].update(variants=["nope"]),
+            "figures.figure1b.points[0]",
+            "unknown variant 'nope'",
+        ),
+        (lambda c: c["speech"]["tts"].update(accents={"de": ["de"]}), "speech.tts.accents.de", "no synthetic speech"),
+        (lambda c: c["speech"]["tts"].update(pitch=[60, 20]), "speech.tts.pitch", "low is above high"),
+    ],
+)
 def test_errors_name_the_key(config, edit, key, reason):
     bad = copy.deepcopy(config)
     edit(bad)
@@ -91,7 +136,7 @@ def test_clc_protocols_cover_the_human_languages_of_a_ten_language_model(config)
 def test_family_settings_and_pretraining_defaults(config):
     s = variant_settings(config, "mule_embn")
     assert s["model"] == "mule" and not s["model_options"]["universal_nc"]
-    assert s["model_options"]["word_vectors"] == "fasttext"        # schema default: the papers' FastText
+    assert s["model_options"]["word_vectors"] == "fasttext"  # schema default: the papers' FastText
     assert variant_settings(config, "thr_100")["vocabulary"] == {"min_count": 100, "dictionary_threshold": None}
     p = pretrain_settings(config, "latent", "m30k")
     assert p["langs"] == config["datasets"]["m30k"]["langs"] and p["explore_p"] == 0.2 and p["explore_m"] == 20
@@ -99,8 +144,9 @@ def test_family_settings_and_pretraining_defaults(config):
 
 
 def test_every_default_report_row_and_figure_point_has_a_variant(config):
-    used = ({v for rep in config["reports"] for v, _ in report_evaluations(config, rep)}
-            | {v for fig in config["figures"] for v, _ in figure_sources(config, fig)})
+    used = {v for rep in config["reports"] for v, _ in report_evaluations(config, rep)} | {
+        v for fig in config["figures"] for v, _ in figure_sources(config, fig)
+    }
     assert used == set(config["variants"])  # nothing trained for nothing
 
 
@@ -123,7 +169,7 @@ def test_paper_configs_pass_schema_and_cross_checks(name, tmp_path):
     assert c["models"]["smalr"]["specific_words"] == 5000 and c["pretrain"]["latent"]["n_tokens"] == 40000
     for v in c["variants"].values():
         if v["model"] in ("la", "hem", "smalr"):
-            assert v["training_options"]["lr"] == 0.001      # SMALR §4
+            assert v["training_options"]["lr"] == 0.001  # SMALR §4
     langs_of = {v: len(c["variants"][v]["train_langs"]) for v in c["variants"]}
     assert max(langs_of.values()) == 10
 
@@ -157,6 +203,7 @@ def test_paper_speech_config_has_the_thesis_sizes_and_the_default_tables(tmp_pat
 
 # -- names that become paths, results_dir ---------------------------------------------------------
 
+
 def test_schema_name_patterns_are_the_checks_patterns():
     from polyvse.config import NAME_PATTERN, WILDCARD_NAME_PATTERN
 
@@ -165,12 +212,21 @@ def test_schema_name_patterns_are_the_checks_patterns():
     assert defs["wildcard_name"]["pattern"] == WILDCARD_NAME_PATTERN
 
 
-@pytest.mark.parametrize("section, name", [("reports", "../evil"), ("reports", "a/b"), ("figures", ".hidden"),
-                                           ("datasets", "m30k/../x"), ("variants", "v.1"), ("pretrain", "..")])
+@pytest.mark.parametrize(
+    "section, name",
+    [
+        ("reports", "../evil"),
+        ("reports", "a/b"),
+        ("figures", ".hidden"),
+        ("datasets", "m30k/../x"),
+        ("variants", "v.1"),
+        ("pretrain", ".."),
+    ],
+)
 def test_a_name_that_is_not_a_plain_file_name_fails_naming_its_key(config, section, name):
     from polyvse.config_files import schema_violation
 
-    raw = yaml.safe_load((REPO / "config" / "config.yaml").read_text())   # before defaults, as snakemake reads it
+    raw = yaml.safe_load((REPO / "config" / "config.yaml").read_text())  # before defaults, as snakemake reads it
     first = next(iter(raw[section]))
     raw[section][name] = raw[section].pop(first)
     err = schema_violation(raw, yaml.safe_load((REPO / "config" / "schema.yaml").read_text()))
@@ -183,9 +239,17 @@ def test_a_name_that_is_not_a_plain_file_name_fails_naming_its_key(config, secti
     assert caught.value.key == f"{section}.{name}" and f"bad name {name!r}" in str(caught.value)
 
 
-@pytest.mark.parametrize("results_dir, reason", [("../out", "climbs with '..'"), ("results/../..", "climbs"),
-                                                 (".", "working directory"), ("/", "filesystem root"),
-                                                 ("", "not a directory name"), ("res{x}", "braces")])
+@pytest.mark.parametrize(
+    "results_dir, reason",
+    [
+        ("../out", "climbs with '..'"),
+        ("results/../..", "climbs"),
+        (".", "working directory"),
+        ("/", "filesystem root"),
+        ("", "not a directory name"),
+        ("res{x}", "braces"),
+    ],
+)
 def test_results_dir_must_be_a_directory_of_its_own(config, results_dir, reason):
     bad = dict(config, results_dir=results_dir)
     with pytest.raises(ConfigError) as caught:
@@ -196,7 +260,7 @@ def test_results_dir_must_be_a_directory_of_its_own(config, results_dir, reason)
 def test_every_output_path_lies_under_results_dir(config):
     from polyvse.config import output_paths
 
-    paths = output_paths(dict(config, results_dir="/scratch/me/results"))   # an absolute results_dir is fine
+    paths = output_paths(dict(config, results_dir="/scratch/me/results"))  # an absolute results_dir is fine
     assert paths["reports.table2"] == "/scratch/me/results/table2.tsv"
     assert paths["variants.embn_en"] == "/scratch/me/results/m30k/models/embn_en"
     assert all(p.startswith("/scratch/me/results/") for p in paths.values())
@@ -214,15 +278,22 @@ def test_a_figure_named_like_a_speech_report_is_refused(config):
 
 # -- schema errors in one line -----------------------------------------------------------------
 
-@pytest.mark.parametrize("edit, key, reason", [
-    (lambda c: c.update(sed=1), "sed", "unknown key; did you mean 'seed'?"),
-    (lambda c: c["translate"].update(backnd="x"), "translate.backnd", "did you mean 'backend'?"),
-    (lambda c: c["variants"]["embn_en"].update(train_lang=["en"]), "variants.embn_en.train_lang",
-     "did you mean 'train_langs'?"),
-    (lambda c: c.update(zzzz=1), "zzzz", "valid keys: seed, gallery, findings"),
-    (lambda c: c["training"].update(epochs="ten"), "training.epochs", "'ten' is not of type 'integer'"),
-    (lambda c: c["reports"]["table2"].update(rows={"a" * 500: 1}), "reports.table2.rows", "fails type"),
-])
+
+@pytest.mark.parametrize(
+    "edit, key, reason",
+    [
+        (lambda c: c.update(sed=1), "sed", "unknown key; did you mean 'seed'?"),
+        (lambda c: c["translate"].update(backnd="x"), "translate.backnd", "did you mean 'backend'?"),
+        (
+            lambda c: c["variants"]["embn_en"].update(train_lang=["en"]),
+            "variants.embn_en.train_lang",
+            "did you mean 'train_langs'?",
+        ),
+        (lambda c: c.update(zzzz=1), "zzzz", "valid keys: seed, gallery, findings"),
+        (lambda c: c["training"].update(epochs="ten"), "training.epochs", "'ten' is not of type 'integer'"),
+        (lambda c: c["reports"]["table2"].update(rows={"a" * 500: 1}), "reports.table2.rows", "fails type"),
+    ],
+)
 def test_schema_errors_are_one_line_naming_the_key(edit, key, reason):
     from polyvse.config_files import schema_violation
 
@@ -234,6 +305,7 @@ def test_schema_errors_are_one_line_naming_the_key(edit, key, reason):
 
 
 # -- config files: strict YAML, errors located ----------------------------------------------------
+
 
 def test_a_duplicated_key_names_file_line_and_key(tmp_path):
     from polyvse.config_files import load_config_file
@@ -269,8 +341,9 @@ def test_a_yaml_syntax_error_names_file_and_line(tmp_path):
         load_config_file(tmp_path / "missing.yaml")
 
 
-CONFIG_YAMLS = sorted([*REPO.glob("config/**/*.yaml"), *REPO.glob("tests/configs/*.yaml"),
-                       *REPO.glob("profiles/*/config.yaml")])
+CONFIG_YAMLS = sorted(
+    [*REPO.glob("config/**/*.yaml"), *REPO.glob("tests/configs/*.yaml"), *REPO.glob("profiles/*/config.yaml")]
+)
 
 
 @pytest.mark.parametrize("path", CONFIG_YAMLS, ids=lambda p: str(p.relative_to(REPO)))
@@ -284,21 +357,27 @@ def test_coco_paper_config_translates_with_googletrans_and_maps_with_muse_dictio
     from polyvse.config_files import load_config_file
 
     c = load_config_file(REPO / "config" / "paper" / "coco.yaml")
-    assert c["translate"] == {"backend": "googletrans", "cache": "cache/translations.sqlite",
-                              "dictionaries": "/data/muse/dictionaries"}
+    assert c["translate"] == {
+        "backend": "googletrans",
+        "cache": "cache/translations.sqlite",
+        "dictionaries": "/data/muse/dictionaries",
+    }
 
 
 def test_errors_are_located_in_the_file_that_sets_the_key(tmp_path):
     from polyvse.config_files import located
 
     base, over = tmp_path / "base.yaml", tmp_path / "over.yaml"
-    base.write_text("seed: 0\nreports:\n  t:\n    rows:\n      - {name: a, variant: x}\n      - {name: b, variant: y}\n")
+    base.write_text(
+        "seed: 0\nreports:\n  t:\n    rows:\n      - {name: a, variant: x}\n      - {name: b, variant: y}\n"
+    )
     over.write_text("seed: 1\n")
     err = located(ConfigError("reports.t.rows[1]", "unknown variant 'y'"), [base, over])
-    assert (err.where, err.line) == (str(base), 6) and str(err).endswith("config key reports.t.rows[1]: unknown "
-                                                                         "variant 'y'")
-    assert located(ConfigError("seed", "x"), [base, over]).where == str(over)          # the later file wins
-    assert located(ConfigError("reports.t.caption", "x"), [base, over]).line == 3       # a default: its parent
+    assert (err.where, err.line) == (str(base), 6) and str(err).endswith(
+        "config key reports.t.rows[1]: unknown variant 'y'"
+    )
+    assert located(ConfigError("seed", "x"), [base, over]).where == str(over)  # the later file wins
+    assert located(ConfigError("reports.t.caption", "x"), [base, over]).line == 3  # a default: its parent
     assert located(ConfigError("seed", "x"), [base], {"seed": 2}).where == "--config"
 
 

@@ -22,8 +22,9 @@ def files_under(root: Path) -> set[Path]:
     return {p.relative_to(root) for p in root.rglob("*") if p.is_file()}
 
 
-def dry_run(tmp_path: Path, config_text: str | None = None, default_text: str | None = None,
-            extra: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess, list[str]]:
+def dry_run(
+    tmp_path: Path, config_text: str | None = None, default_text: str | None = None, extra: tuple[str, ...] = ()
+) -> tuple[subprocess.CompletedProcess, list[str]]:
     """``snakemake -n`` in ``tmp_path/run`` with ``config_text`` as --configfile, or with
     ``default_text`` as the default config/config.yaml of the working directory."""
     run = tmp_path / "run"
@@ -37,8 +38,9 @@ def dry_run(tmp_path: Path, config_text: str | None = None, default_text: str | 
         (run / "config" / "config.yaml").write_text(default_text, encoding="utf-8")
     before = files_under(tmp_path)
     t0 = time.perf_counter()
-    out = subprocess.run(args, cwd=run, capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "OMP_NUM_THREADS": "1"})
+    out = subprocess.run(
+        args, cwd=run, capture_output=True, text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     seconds = time.perf_counter() - t0
     new = files_under(tmp_path) - before
     outside = [p for p in new if p.parts[:2] not in {("run", "results"), ("run", "logs"), ("run", ".snakemake")}]
@@ -50,8 +52,9 @@ def dry_run(tmp_path: Path, config_text: str | None = None, default_text: str | 
 
 
 def with_report(name: str) -> str:
-    return DEFAULT.replace("\nreports:\n", f"\nreports:\n  {name}:\n    dataset: m30k\n"
-                                          f"    rows: [{{name: x, variant: embn_en}}]\n", 1)
+    return DEFAULT.replace(
+        "\nreports:\n", f"\nreports:\n  {name}:\n    dataset: m30k\n    rows: [{{name: x, variant: embn_en}}]\n", 1
+    )
 
 
 @pytest.mark.parametrize("name", ["../evil", "sub/table", ".hidden"])
@@ -66,8 +69,9 @@ def test_an_unknown_nested_key_suggests_the_nearest(tmp_path):
     text = DEFAULT.replace("  backend: transfer", "  backnd: transfer", 1)
     line = next(i for i, l in enumerate(text.splitlines(), 1) if l.startswith("  backnd: transfer"))
     _, lines = dry_run(tmp_path, config_text=text)
-    assert any(f"bad.yaml:{line}: config key translate.backnd: unknown key; did you mean 'backend'?" in l
-               for l in lines), lines
+    assert any(
+        f"bad.yaml:{line}: config key translate.backnd: unknown key; did you mean 'backend'?" in l for l in lines
+    ), lines
 
 
 def test_a_duplicated_key_names_file_line_and_key(tmp_path):
@@ -83,8 +87,9 @@ def test_a_cross_reference_error_is_located(tmp_path):
     assert text != DEFAULT
     line = next(i for i, l in enumerate(text.splitlines(), 1) if "dataset: m31k" in l)
     _, lines = dry_run(tmp_path, config_text=text)
-    assert any(f"bad.yaml:{line}: config key variants.embn_en.dataset: unknown dataset 'm31k'" in l
-               for l in lines), lines
+    assert any(f"bad.yaml:{line}: config key variants.embn_en.dataset: unknown dataset 'm31k'" in l for l in lines), (
+        lines
+    )
 
 
 def test_results_dir_climbing_out_is_refused(tmp_path):

@@ -44,6 +44,7 @@ TEST = ["A bird runs", "the cat flies!"]
 
 # --- tokens -----------------------------------------------------------------------------------
 
+
 def test_words_are_lowercase_word_character_runs():
     assert words("A dog's Ball, 2 cats.") == ["a", "dog", "s", "ball", "2", "cats"]
     assert words("犬が走る。赤いボール") == ["犬が走る", "赤いボール"]  # no spaces: one run per clause
@@ -61,6 +62,7 @@ def test_count_tokens_rejects_an_unknown_unit():
 
 
 # --- one corpus -------------------------------------------------------------------------------
+
 
 def test_tiny_corpus_by_hand():
     s = corpus_stats(TRAIN, TEST)
@@ -98,10 +100,11 @@ def test_top_5000_share_counts_the_5000_most_frequent_types():
 
 # --- rank-frequency slope ---------------------------------------------------------------------
 
+
 def test_exact_zipf_frequencies_give_slope_minus_one():
     zipf = [1 / r for r in range(1, 6001)]
     assert rank_frequency_slope(zipf) == pytest.approx(-1, abs=1e-6)
-    assert rank_frequency_slope([r ** -2.0 for r in range(1, 6001)]) == pytest.approx(-2, abs=1e-6)
+    assert rank_frequency_slope([r**-2.0 for r in range(1, 6001)]) == pytest.approx(-2, abs=1e-6)
     shuffled = zipf[:]
     random.Random(0).shuffle(shuffled)
     assert rank_frequency_slope(shuffled) == pytest.approx(-1, abs=1e-6)  # ranks come from sorting
@@ -138,6 +141,7 @@ def test_slope_rejects_bad_windows_and_frequencies():
 
 # --- a dataset's table ------------------------------------------------------------------------
 
+
 def _captions() -> pd.DataFrame:
     rows = [  # (image_id, split, lang, cap_idx, text, origin)
         ("1", "train", "en", 0, "A dog runs.", "human"),
@@ -152,15 +156,19 @@ def _captions() -> pd.DataFrame:
         ("3", "test", "ja", 0, "猫が走る", "human"),
         ("2", "train", "de", 0, "ein Hund", "mt"),
     ]
-    return validate_captions(pd.DataFrame(rows, columns=["image_id", "split", "lang", "cap_idx", "text", "origin"]),
-                             "test")
+    return validate_captions(
+        pd.DataFrame(rows, columns=["image_id", "split", "lang", "cap_idx", "text", "origin"]), "test"
+    )
 
 
 def test_dataset_table_has_a_row_per_language_and_a_char_row_for_japanese():
     table = dataset_stats(_captions(), "tiny", ["en", "ja"], "tiny/captions.parquet")
     assert list(table.columns) == list(STATS_COLUMNS)
     assert table[["dataset", "lang", "unit"]].values.tolist() == [
-        ["tiny", "en", "word"], ["tiny", "ja", "word"], ["tiny", "ja", "char"]]
+        ["tiny", "en", "word"],
+        ["tiny", "ja", "word"],
+        ["tiny", "ja", "char"],
+    ]
     en = table.iloc[0]
     assert (en["captions"], en["train_tokens"], en["types"]) == (4, 11, 6)  # the MT zebras are not there
     assert en["test_oov_rate"] == pytest.approx(2 / 6)
@@ -170,12 +178,16 @@ def test_dataset_table_has_a_row_per_language_and_a_char_row_for_japanese():
 
 
 def test_a_language_without_human_training_captions_fails_naming_file_and_language():
-    with pytest.raises(InputError, match=r"^tiny/captions\.parquet: dataset tiny: no human training captions in "
-                                         r"language 'de' \(human training captions exist in: en, ja\)$"):
+    with pytest.raises(
+        InputError,
+        match=r"^tiny/captions\.parquet: dataset tiny: no human training captions in "
+        r"language 'de' \(human training captions exist in: en, ja\)$",
+    ):
         dataset_stats(_captions(), "tiny", ["en", "de"], "tiny/captions.parquet")
 
 
 # --- tables on disk and the Markdown ----------------------------------------------------------
+
 
 def test_stats_round_trip_through_tsv_keeps_nan(tmp_path):
     table = dataset_stats(_captions(), "tiny", ["en", "ja"], "x")
@@ -219,13 +231,19 @@ def test_committed_multi30k_reference_reads_and_is_long_tailed():
     caption, ref = read_reference(REPO / "docs" / "multi30k_stats.tsv")
     assert "issue 13" in caption and "not our results" in caption
     assert ref[["lang", "unit", "captions"]].values.tolist() == [
-        ["en", "word", 145000], ["de", "word", 145000], ["fr", "word", 29000], ["cs", "word", 29000]]
+        ["en", "word", 145000],
+        ["de", "word", 145000],
+        ["fr", "word", 29000],
+        ["cs", "word", 29000],
+    ]
     assert (ref["types"] > 10_000).all() and (ref["rank_freq_slope"] < -1).all()
 
 
 def test_markdown_puts_each_language_s_reference_row_after_ours():
-    ours = pd.concat([dataset_stats(_captions(), "tiny", ["en", "ja"], "x"),
-                      dataset_stats(_captions(), "other", ["en"], "x")], ignore_index=True)
+    ours = pd.concat(
+        [dataset_stats(_captions(), "tiny", ["en", "ja"], "x"), dataset_stats(_captions(), "other", ["en"], "x")],
+        ignore_index=True,
+    )
     ref = ours[ours["lang"] == "en"].head(1).assign(dataset="Multi30K (real)", types=17712)
     md = stats_markdown(ours, ref, "Reference data, measured on real captions.")
     rows = [line for line in md.splitlines() if line.startswith("| ") and "---" not in line][1:]
@@ -250,21 +268,40 @@ def test_hindi_words_keep_their_vowel_signs_other_languages_plain_w():
     assert words(text, marks=True) == ["दो", "त्रिभुज", "बाईं", "ओर", "हैं"]
     assert words(text) == ["द", "त", "र", "भ", "ज", "ब", "ई", "ओर", "ह"]  # \\w+ alone: fragments
     assert words("Ein Café.", marks=True) == words("Ein Café.") == ["ein", "café"]
-    captions = pd.DataFrame({"image_id": ["a", "b"], "split": ["train", "test"], "lang": ["hi", "hi"],
-                             "cap_idx": [0, 0], "text": [text, "दो हैं।"], "origin": ["human", "human"]})
+    captions = pd.DataFrame(
+        {
+            "image_id": ["a", "b"],
+            "split": ["train", "test"],
+            "lang": ["hi", "hi"],
+            "cap_idx": [0, 0],
+            "text": [text, "दो हैं।"],
+            "origin": ["human", "human"],
+        }
+    )
     row = dataset_stats(captions, "tiny", ["hi"], "x").iloc[0]
     assert row["types"] == 5 and row["test_oov_rate"] == 0.0
 
 
 # --- the workflow -----------------------------------------------------------------------------
 
+
 def test_dry_run_plans_every_dataset_s_statistics_from_another_directory(tmp_path):
     """The default config from a working directory that is not the repository: the
     reference file is found beside the Snakefile, each dataset is built once."""
-    args = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", str(REPO / "config" / "config.yaml"),
-            "-n", "--cores", "1", "results/data_stats.md"]
-    out = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "OMP_NUM_THREADS": "1"})
+    args = [
+        SNAKEMAKE,
+        "-s",
+        str(REPO / "Snakefile"),
+        "--configfile",
+        str(REPO / "config" / "config.yaml"),
+        "-n",
+        "--cores",
+        "1",
+        "results/data_stats.md",
+    ]
+    out = subprocess.run(
+        args, cwd=tmp_path, capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", out.stdout, flags=re.M))
     assert counts == {"dataset": "3", "data_stats": "3", "data_stats_table": "1", "total": "7"}

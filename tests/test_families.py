@@ -1,7 +1,6 @@
 """Model families in training: inputs each needs, how each is built and trained,
 parameter counts, checkpoints that rebuild every family (polyvse.train.families)."""
 
-
 import numpy as np
 import pytest
 import torch
@@ -23,23 +22,57 @@ from polyvse.train.run import TrainingProgress, train_variant
 from polyvse.translate.muse import MuseDictionary
 
 LANGS = ["en", "de", "zh"]
-TRAINING = dict(epochs=1, lr=1e-3, weight_decay=0.0, images_per_batch=6, captions_per_image=2, margin=0.05,
-                top_k=10, sentence_weight=1.5, neighbourhood_weight=0.05, grad_clip=2.0, device="cpu",
-                batches_per_epoch=2)
+TRAINING = dict(
+    epochs=1,
+    lr=1e-3,
+    weight_decay=0.0,
+    images_per_batch=6,
+    captions_per_image=2,
+    margin=0.05,
+    top_k=10,
+    sentence_weight=1.5,
+    neighbourhood_weight=0.05,
+    grad_clip=2.0,
+    device="cpu",
+    batches_per_epoch=2,
+)
 TEXT = dict(segmenter="chars", min_count=1, max_len=20)
 OPTIONS = {
-    "embn": dict(word_dim=6, gru_hidden=5, image_hidden=7, joint_dim=4, dropout=0.0, word_vectors="fasttext",
-                 pca_dim=3),
-    "parallel_embn": dict(word_dim=6, gru_hidden=5, image_hidden=7, joint_dim=4, dropout=0.0,
-                          word_vectors="fasttext"),
-    "mule": dict(word_dim=6, universal_dim=8, gru_hidden=5, image_hidden=7, joint_dim=4, dropout=0.0,
-                 word_vectors="fasttext", pca_dim=3, final_nc=True, universal_nc=True, language_classifier=True,
-                 adversarial_weight=1e-6, lp_epochs=1),
+    "embn": dict(
+        word_dim=6, gru_hidden=5, image_hidden=7, joint_dim=4, dropout=0.0, word_vectors="fasttext", pca_dim=3
+    ),
+    "parallel_embn": dict(word_dim=6, gru_hidden=5, image_hidden=7, joint_dim=4, dropout=0.0, word_vectors="fasttext"),
+    "mule": dict(
+        word_dim=6,
+        universal_dim=8,
+        gru_hidden=5,
+        image_hidden=7,
+        joint_dim=4,
+        dropout=0.0,
+        word_vectors="fasttext",
+        pca_dim=3,
+        final_nc=True,
+        universal_nc=True,
+        language_classifier=True,
+        adversarial_weight=1e-6,
+        lp_epochs=1,
+    ),
     "liwe": dict(char_dim=3, gru_hidden=5, joint_dim=4, image_hidden=7, dropout=0.0, loss_margin=0.2, loss_top_k=1),
 }
-LATENT = dict(pretrain="latent", universal_dim=8, specific_words=4, specific_dim=3, gru_hidden=5, joint_dim=4,
-              image_hidden=7, dropout=0.0, adversarial_weight=1e-6, mask_weight=1e-4, mask_rate=0.2,
-              masked_multimodal=True)
+LATENT = dict(
+    pretrain="latent",
+    universal_dim=8,
+    specific_words=4,
+    specific_dim=3,
+    gru_hidden=5,
+    joint_dim=4,
+    image_hidden=7,
+    dropout=0.0,
+    adversarial_weight=1e-6,
+    mask_weight=1e-4,
+    mask_rate=0.2,
+    masked_multimodal=True,
+)
 OPTIONS.update(la=LATENT, hem=LATENT, smalr=LATENT)
 
 
@@ -57,9 +90,17 @@ def data():
 
 
 def settings(family, **kw):
-    s = {"model": family, "model_options": dict(OPTIONS[family]), "training": dict(TRAINING),
-         "train_langs": list(LANGS), "eval_langs": list(LANGS), "captions": "human", "text": dict(TEXT),
-         "vocabulary": {}, "seed": 0}
+    s = {
+        "model": family,
+        "model_options": dict(OPTIONS[family]),
+        "training": dict(TRAINING),
+        "train_langs": list(LANGS),
+        "eval_langs": list(LANGS),
+        "captions": "human",
+        "text": dict(TEXT),
+        "vocabulary": {},
+        "seed": 0,
+    }
     for k, v in kw.items():
         s[k] = {**s[k], **v} if isinstance(v, dict) and k != "vocabulary" else v
     return s
@@ -73,11 +114,34 @@ def reloaded(saved, path):
 
 def latent_output(data, tmp_path):
     captions, _, _, counts, fasttext, _ = data
-    cfg = dict(langs=LANGS, captions="human", n_tokens=12, dim=8, scorer_dim=4, explore_p=0.2, explore_m=3,
-               temperature=1.0, epochs=1, lr=1e-2, images_per_batch=6, captions_per_image=2, batches_per_epoch=2,
-               margin=0.05, top_k=10, device="cpu")
-    saved = pretrain_latent_vocabulary(captions, {l: list(c) for l, c in counts.items()}, counts, fasttext, cfg, TEXT,
-                                       tmp_path / "pretrain", progress=False)
+    cfg = dict(
+        langs=LANGS,
+        captions="human",
+        n_tokens=12,
+        dim=8,
+        scorer_dim=4,
+        explore_p=0.2,
+        explore_m=3,
+        temperature=1.0,
+        epochs=1,
+        lr=1e-2,
+        images_per_batch=6,
+        captions_per_image=2,
+        batches_per_epoch=2,
+        margin=0.05,
+        top_k=10,
+        device="cpu",
+    )
+    saved = pretrain_latent_vocabulary(
+        captions,
+        {l: list(c) for l, c in counts.items()},
+        counts,
+        fasttext,
+        cfg,
+        TEXT,
+        tmp_path / "pretrain",
+        progress=False,
+    )
     return reloaded(saved, tmp_path / "latent.pt")  # what the train rule reads: pretrain/{name}.pt
 
 
@@ -88,6 +152,7 @@ def inputs_for(data, tmp_path=None, family="embn"):
 
 
 # -- what each family reads ---------------------------------------------------------------
+
 
 def test_variant_needs_per_family():
     assert variant_needs(settings("embn")).fasttext_langs == LANGS
@@ -104,6 +169,7 @@ def test_variant_needs_per_family():
 
 # -- vocabularies -----------------------------------------------------------------------------
 
+
 def test_vocabularies_words_thresholded_chars(data):
     captions, _, _, counts, _, _ = data
     train = captions[captions["split"] == "train"]
@@ -118,6 +184,7 @@ def test_vocabularies_words_thresholded_chars(data):
 
 # -- initial word vectors ------------------------------------------------------------------
 
+
 def test_fasttext_rows_initialise_the_embedding_table(data):
     _, _, _, counts, fasttext, _ = data
     vocab = Vocabulary.from_counts(counts)
@@ -126,8 +193,11 @@ def test_fasttext_rows_initialise_the_embedding_table(data):
     word = list(counts["de"])[3]
     row = vocab.stoi[("de", word)]
     assert torch.allclose(model.word_embeddings.weight[row], torch.from_numpy(fasttext["de"][3]))
-    assert torch.allclose(model.word_embeddings.weight[vocab.stoi[("zh", "<unk>")]],
-                          torch.from_numpy(fasttext["zh"].mean(axis=0)), atol=1e-6)
+    assert torch.allclose(
+        model.word_embeddings.weight[vocab.stoi[("zh", "<unk>")]],
+        torch.from_numpy(fasttext["zh"].mean(axis=0)),
+        atol=1e-6,
+    )
     assert float(model.word_embeddings.weight[0].detach().abs().sum()) == 0.0
 
 
@@ -159,6 +229,7 @@ def test_fasttext_size_must_match_word_dim(data):
 
 # -- latent vocabulary ----------------------------------------------------------------------
 
+
 def test_pretraining_assigns_every_word_and_drops_unused_tokens(data, tmp_path):
     saved = latent_output(data, tmp_path)
     n_words = len(saved["entries"]) - 1
@@ -188,8 +259,9 @@ def test_latent_assignment_for_another_vocabulary(data, tmp_path):
 
 def test_hem_keeps_top_k_words_specific_and_la_none(data, tmp_path):
     _, _, _, counts, _, pca = data
-    inputs = FamilyInputs(tokens={l: list(c) for l, c in counts.items()}, counts=counts, pca=pca,
-                          latent=latent_output(data, tmp_path))
+    inputs = FamilyInputs(
+        tokens={l: list(c) for l, c in counts.items()}, counts=counts, pca=pca, latent=latent_output(data, tmp_path)
+    )
     vocab = Vocabulary.from_counts(counts)
     hem = families.build_model(settings("hem"), vocab, 10, inputs)
     assert hem.config.n_specific == 4 * len(LANGS)
@@ -204,15 +276,21 @@ def test_hem_keeps_top_k_words_specific_and_la_none(data, tmp_path):
 
 # -- objectives and phases ------------------------------------------------------------------
 
+
 def test_objectives_and_phases_per_family(data):
-    model = families.build_model(settings("mule", model_options={"word_vectors": "random"}),
-                                 Vocabulary.from_counts(data[3]), 10, FamilyInputs(counts=data[3]))
+    model = families.build_model(
+        settings("mule", model_options={"word_vectors": "random"}),
+        Vocabulary.from_counts(data[3]),
+        10,
+        FamilyInputs(counts=data[3]),
+    )
     ph = families.phases(settings("mule"), model)
     assert [p.name for p in ph] == ["lp", "main"] and isinstance(ph[0].objective, MULEPretrainObjective)
     assert {id(p) for p in ph[0].parameters} == {id(p) for p in model.universal_parameters()}
     assert ph[0].select_by == "loss" and ph[0].epochs == 1
-    ablation = families.make_objective(settings("mule", model_options={"universal_nc": False,
-                                                                        "language_classifier": False}))
+    ablation = families.make_objective(
+        settings("mule", model_options={"universal_nc": False, "language_classifier": False})
+    )
     assert isinstance(ablation, MULEObjective) and not ablation.universal_nc and not ablation.language_classifier
     assert [p.name for p in families.phases(settings("mule", model_options={"lp_epochs": 0}), model)] == ["main"]
     smalr, hem = families.make_objective(settings("smalr")), families.make_objective(settings("hem"))
@@ -234,12 +312,14 @@ def test_progress_drives_the_objective_and_resumes():
 
 # -- training every family, and rebuilding it from its checkpoint -----------------------------
 
+
 @pytest.mark.parametrize("family", ["embn", "parallel_embn", "mule", "la", "hem", "smalr", "liwe"])
 def test_every_family_trains_and_rebuilds_from_its_checkpoint(data, tmp_path, family):
     captions, features, ids, counts, _, _ = data
     s = settings(family)
-    trained = train_variant(captions, features, ids, counts, s, tmp_path / "ckpt", progress=False,
-                            inputs=inputs_for(data, tmp_path, family))
+    trained = train_variant(
+        captions, features, ids, counts, s, tmp_path / "ckpt", progress=False, inputs=inputs_for(data, tmp_path, family)
+    )
     saved = reloaded(trained.saved(), tmp_path / "model.pt")  # through the file, loaded with weights_only=True
     model, vocab = model_from_checkpoint(saved)
     assert type(vocab) is type(trained.vocab) and model.family == family
@@ -284,7 +364,7 @@ def test_joint_vectors_rows_and_errors():
     out = joint_vectors(vocab, {"en": ["a", "b"], "de": ["x"]}, tables)
     assert out.shape == (len(vocab), 2) and out.dtype == np.float32
     assert out[vocab.stoi[("en", "a")]].tolist() == [1.0, 0.0]
-    assert out[vocab.stoi[("en", "<unk>")]].tolist() == [0.5, 0.5]   # mean of the language's vectors
+    assert out[vocab.stoi[("en", "<unk>")]].tolist() == [0.5, 0.5]  # mean of the language's vectors
     assert out[0].tolist() == [0.0, 0.0]
     with pytest.raises(ValueError, match="vectors"):
         joint_vectors(vocab, {"en": ["a"], "de": ["x"]}, tables)
@@ -306,8 +386,11 @@ def test_usage_term_is_zero_for_a_uniform_assignment_and_positive_for_a_collapse
     from polyvse.train.pretrain import UsageRegularised
 
     model = LatentVocabulary(LatentVocabularyConfig(vocab_size=5, word_dim=3, n_tokens=4, dim=2, scorer_dim=3)).eval()
-    batch = {"tokens": torch.tensor([[1, 2], [3, 4]]), "lengths": torch.tensor([2, 2]),
-             "image_of_sentence": torch.tensor([0, 0])}
+    batch = {
+        "tokens": torch.tensor([[1, 2], [3, 4]]),
+        "lengths": torch.tensor([2, 2]),
+        "image_of_sentence": torch.tensor([0, 0]),
+    }
     base, usage = LatentVocabularyObjective(), UsageRegularised(LatentVocabularyObjective(), 1.0)
     with torch.no_grad():
         model.query.weight.zero_(), model.query.bias.zero_()  # equal scores: π uniform, entropy maximal
@@ -329,7 +412,9 @@ def test_latent_usage_by_hand():
     assert usage.loc["all", "largest_token_share"] == 0.5 and usage.loc["all", "entropy_bits"] == 1.5
     assert usage.loc["all", "normalised_entropy"] == 0.75 and usage.loc["all", "effective_tokens"] == 2.8
     # en: {0: 2, 1: 1} → H = 0.918 bits over log2(3)
-    assert usage.loc["en", "entropy_bits"] == 0.918 and usage.loc["en", "normalised_entropy"] == round(0.9183 / 1.585, 4)
+    assert usage.loc["en", "entropy_bits"] == 0.918 and usage.loc["en", "normalised_entropy"] == round(
+        0.9183 / 1.585, 4
+    )
     assert usage.loc["de", ["words", "tokens_used", "normalised_entropy"]].tolist() == [1, 1, 0.0]
     collapsed = latent_usage(entries, torch.tensor([-1, 3, 3, 3, 3]), n_tokens=8).set_index("scope")
     assert collapsed.loc["all", "largest_token_share"] == 1.0 and collapsed.loc["all", "entropy_bits"] == 0.0

@@ -12,8 +12,15 @@ import pytest
 
 from polyvse.config import ConfigError, check_config
 from polyvse.errors import InputError
-from polyvse.text.fasttext_vectors import (FastTextVectors, VecFileVectors, check_pretrained_paths,
-                                           load_pretrained, train_fasttext, vocabulary_vectors, write_corpus)
+from polyvse.text.fasttext_vectors import (
+    FastTextVectors,
+    VecFileVectors,
+    check_pretrained_paths,
+    load_pretrained,
+    train_fasttext,
+    vocabulary_vectors,
+    write_corpus,
+)
 from polyvse.text.tokenize import tokenize
 from polyvse.text.vocab import counts_frame, training_counts
 
@@ -24,8 +31,20 @@ TINY = dict(dim=16, epochs=2, threads=1, bucket=5000)
 
 def _sentences(n: int = 300) -> list[list[str]]:
     rng = np.random.default_rng(0)
-    return [["the", "picture", "shows", str(rng.choice(COLOURS)), str(rng.choice(SHAPES)),
-             "on", "a", str(rng.choice(COLOURS)), "background"] for _ in range(n)]
+    return [
+        [
+            "the",
+            "picture",
+            "shows",
+            str(rng.choice(COLOURS)),
+            str(rng.choice(SHAPES)),
+            "on",
+            "a",
+            str(rng.choice(COLOURS)),
+            "background",
+        ]
+        for _ in range(n)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +60,13 @@ def test_write_corpus_one_sentence_a_line_tokens_joined_by_spaces(tmp_path):
 
 
 def test_vectors_align_with_vocabulary_rows(model):
-    vocab = list(counts_frame(training_counts(
-        pd.DataFrame({"split": "train", "lang": "en", "text": [" ".join(s) for s in _sentences()]}), "en")).token)
+    vocab = list(
+        counts_frame(
+            training_counts(
+                pd.DataFrame({"split": "train", "lang": "en", "text": [" ".join(s) for s in _sentences()]}), "en"
+            )
+        ).token
+    )
     vectors, unknown = model.lookup(vocab)
     assert vectors.shape == (len(vocab), 16) and vectors.dtype == np.float32
     assert unknown == []  # min_count 1 on the same corpus: every vocabulary word has its own vector
@@ -98,8 +122,13 @@ def _write_vec(path: Path, rows: list[tuple[str, list[float]]], dim: int = 3) ->
         path.write_text(text, encoding="utf-8")
 
 
-VEC_ROWS = [("The", [1.0, 0.0, 0.0]), ("the", [0.5, 0.5, 0.0]), ("Hund", [0.0, 2.0, 0.0]),
-            ("HUND", [9.0, 9.0, 9.0]), ("große", [0.0, 0.0, -1.5])]
+VEC_ROWS = [
+    ("The", [1.0, 0.0, 0.0]),
+    ("the", [0.5, 0.5, 0.0]),
+    ("Hund", [0.0, 2.0, 0.0]),
+    ("HUND", [9.0, 9.0, 9.0]),
+    ("große", [0.0, 0.0, -1.5]),
+]
 
 
 @pytest.mark.parametrize("name", ["de.vec", "de.vec.gz"])
@@ -141,8 +170,7 @@ def test_vocabulary_vectors_rejects_a_pretrained_file_of_another_dimension(tmp_p
 
 def test_vocabulary_vectors_trains_when_nothing_pretrained():
     sentences = [tokenize(" ".join(s), "en") for s in _sentences(100)]
-    vectors, summary = vocabulary_vectors(["red", "zebra"], "en", {"dim": 8, "epochs": 1, "bucket": 2000},
-                                          sentences)
+    vectors, summary = vocabulary_vectors(["red", "zebra"], "en", {"dim": 8, "epochs": 1, "bucket": 2000}, sentences)
     assert vectors.shape == (2, 8) and summary["source"] == "trained"
     assert summary["unknown"] == 1 and summary["unknown_examples"] == ["zebra"]
     assert summary["seconds"] >= 0

@@ -26,19 +26,39 @@ CLAIM = Claim("la_hem", "paper §1, Table 2", "HEM beats LA", "text", "t", "A", 
 
 def config(seeds=3):
     return {
-        "seed": 5, "findings": {"seeds": seeds},
+        "seed": 5,
+        "findings": {"seeds": seeds},
         "datasets": {"d": {"langs": ["en", "de"], "adapter": "synthetic", "synthetic": {"profile": "m30k"}}},
-        "variants": {"la": {"model": "la", "dataset": "d", "train_langs": ["en", "de"]},
-                     "hem": {"model": "hem", "dataset": "d", "train_langs": ["en", "de"]},
-                     "other": {"model": "embn", "dataset": "d", "train_langs": ["en"]}},
-        "reports": {"t": {"layout": "smalr", "dataset": "d", "rows": [{"name": "LA", "variant": "la"},
-                                                                      {"name": "HEM", "variant": "hem"},
-                                                                      {"name": "EmbN", "variant": "other"}]}},
+        "variants": {
+            "la": {"model": "la", "dataset": "d", "train_langs": ["en", "de"]},
+            "hem": {"model": "hem", "dataset": "d", "train_langs": ["en", "de"]},
+            "other": {"model": "embn", "dataset": "d", "train_langs": ["en"]},
+        },
+        "reports": {
+            "t": {
+                "layout": "smalr",
+                "dataset": "d",
+                "rows": [
+                    {"name": "LA", "variant": "la"},
+                    {"name": "HEM", "variant": "hem"},
+                    {"name": "EmbN", "variant": "other"},
+                ],
+            }
+        },
         "speech": {"variants": {"infonce": {}}, "reports": {}},
         "extra_reports": ["mlmme_table1"],
-        "mlmme": {"dataset": "d", "langs": ["en", "de"], "betas": [1.0, 0.75], "model": {}, "training": {},
-                  "contrastive": "none", "n_contrastive": 0, "contrastive_pool": "batch", "margin": 0.1,
-                  "reduction": "sum"},
+        "mlmme": {
+            "dataset": "d",
+            "langs": ["en", "de"],
+            "betas": [1.0, 0.75],
+            "model": {},
+            "training": {},
+            "contrastive": "none",
+            "n_contrastive": 0,
+            "contrastive_pool": "batch",
+            "margin": 0.1,
+            "reduction": "sum",
+        },
     }
 
 
@@ -77,10 +97,12 @@ def test_a_claim_whose_rows_the_config_lacks_is_left_out():
 
 def write_eval(root, variant, m_r, best_epoch=8):
     path = root / f"{variant}.tsv"
-    pd.DataFrame([{"lang": "en", "test_source": "human", "mR": m_r[0]},
-                  {"lang": "de", "test_source": "human", "mR": m_r[1]}]).to_csv(path, sep="\t", index=False)
-    (root / f"{variant}.json").write_text(json.dumps({"params_train": 10, "params_test": 5,
-                                                      "best_epoch": best_epoch, "epochs_run": 8}))
+    pd.DataFrame(
+        [{"lang": "en", "test_source": "human", "mR": m_r[0]}, {"lang": "de", "test_source": "human", "mR": m_r[1]}]
+    ).to_csv(path, sep="\t", index=False)
+    (root / f"{variant}.json").write_text(
+        json.dumps({"params_train": 10, "params_test": 5, "best_epoch": best_epoch, "epochs_run": 8})
+    )
 
 
 def test_findings_table_reads_every_seed_through_the_table_code(tmp_path):

@@ -7,20 +7,35 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from polyvse.report.gallery import (HIT, GalleryHit, GalleryQuery, draw_gallery, evaluation_score, gallery_candidates,
-                                    gallery_queries, gallery_variant)
+from polyvse.report.gallery import (
+    HIT,
+    GalleryHit,
+    GalleryQuery,
+    draw_gallery,
+    evaluation_score,
+    gallery_candidates,
+    gallery_queries,
+    gallery_variant,
+)
 
-VARIANTS = {"embn_en": {"model": "embn"}, "embn_de": {"model": "embn"}, "liwe": {"model": "liwe"},
-            "mule": {"model": "mule"}, "smalr": {"model": "smalr"}}
+VARIANTS = {
+    "embn_en": {"model": "embn"},
+    "embn_de": {"model": "embn"},
+    "liwe": {"model": "liwe"},
+    "mule": {"model": "mule"},
+    "smalr": {"model": "smalr"},
+}
 
 
 def test_candidates_are_rows_reading_one_word_model_directly():
-    rows = [{"name": "Trans. to En", "variant": "embn_en", "protocol": "to_en"},
-            {"name": "EmbN", "per_language": {"en": "embn_en", "de": "embn_de"}},
-            {"name": "LIWE", "variant": "liwe"},
-            {"name": "MULE", "variant": "mule"},
-            {"name": "SMALR", "variant": "smalr"},
-            {"name": "SMALR-CLC-A", "variant": "smalr", "protocol": "clc_a"}]
+    rows = [
+        {"name": "Trans. to En", "variant": "embn_en", "protocol": "to_en"},
+        {"name": "EmbN", "per_language": {"en": "embn_en", "de": "embn_de"}},
+        {"name": "LIWE", "variant": "liwe"},
+        {"name": "MULE", "variant": "mule"},
+        {"name": "SMALR", "variant": "smalr"},
+        {"name": "SMALR-CLC-A", "variant": "smalr", "protocol": "clc_a"},
+    ]
     assert gallery_candidates(rows, VARIANTS) == ["mule", "smalr"]
     assert gallery_candidates(rows[:3], VARIANTS) == []
 
@@ -31,10 +46,14 @@ def evaluation(rows: list[tuple[str, str, float]]) -> pd.DataFrame:
 
 def test_the_model_evaluated_on_most_languages_wins_then_the_best_mean():
     four = evaluation([(lang, "human", 30.0) for lang in ("en", "de", "fr", "cs")])
-    ten_worse = evaluation([(lang, "human", 10.0) for lang in ("en", "de", "fr", "cs")]
-                           + [(lang, "translated", 90.0) for lang in ("zh", "ja", "ar", "af", "ko", "ru")])
-    ten_better = evaluation([(lang, "human", 12.0) for lang in ("en", "de", "fr", "cs")]
-                            + [(lang, "translated", 1.0) for lang in ("zh", "ja", "ar", "af", "ko", "ru")])
+    ten_worse = evaluation(
+        [(lang, "human", 10.0) for lang in ("en", "de", "fr", "cs")]
+        + [(lang, "translated", 90.0) for lang in ("zh", "ja", "ar", "af", "ko", "ru")]
+    )
+    ten_better = evaluation(
+        [(lang, "human", 12.0) for lang in ("en", "de", "fr", "cs")]
+        + [(lang, "translated", 1.0) for lang in ("zh", "ja", "ar", "af", "ko", "ru")]
+    )
     assert evaluation_score(ten_worse) == (10, 10.0)  # the mean is over the human-captioned languages
     evals = {"mule": four, "smalr": ten_worse, "hem": ten_better}
     assert gallery_variant(["mule", "smalr", "hem"], evals) == "hem"
@@ -48,8 +67,15 @@ def captions() -> pd.DataFrame:
     for img in range(6):
         for lang in ("en", "de", "fr"):
             for cap in range(2):
-                rows.append({"image_id": f"img{img}", "split": "test", "lang": lang, "origin": "human",
-                             "text": f"{lang} caption {cap} of img{img}"})
+                rows.append(
+                    {
+                        "image_id": f"img{img}",
+                        "split": "test",
+                        "lang": lang,
+                        "origin": "human",
+                        "text": f"{lang} caption {cap} of img{img}",
+                    }
+                )
         rows.append({"image_id": f"img{img}", "split": "test", "lang": "zh", "origin": "translated", "text": "mt"})
         rows.append({"image_id": f"train{img}", "split": "train", "lang": "en", "origin": "human", "text": "t"})
     return pd.DataFrame(rows)
@@ -72,16 +98,20 @@ def test_the_picture_outlines_the_described_image_where_it_was_found(tmp_path):
         path = tmp_path / f"img{i}.png"
         Image.new("RGB", (64, 48), colour).save(path)
         paths.append(str(path))
-    found = (GalleryQuery("en", "a red picture", "img0"),
-             [GalleryHit(1, "img0", 0.9, paths[0]), GalleryHit(2, "img1", 0.1, paths[1])])
-    missed = (GalleryQuery("de", "ein blaues Bild", "img9"),
-              [GalleryHit(1, "img0", 0.5, paths[0]), GalleryHit(2, "img1", 0.4, paths[1])])
+    found = (
+        GalleryQuery("en", "a red picture", "img0"),
+        [GalleryHit(1, "img0", 0.9, paths[0]), GalleryHit(2, "img1", 0.1, paths[1])],
+    )
+    missed = (
+        GalleryQuery("de", "ein blaues Bild", "img9"),
+        [GalleryHit(1, "img0", 0.5, paths[0]), GalleryHit(2, "img1", 0.4, paths[1])],
+    )
     out = tmp_path / "gallery.png"
     draw_gallery(out, "test", [found, missed])
     picture = np.asarray(Image.open(out).convert("RGB"))
     assert picture.shape[1] > picture.shape[0] / 2 > 0  # three columns, two rows of tiles
     outline = np.all(picture == np.array(HIT), axis=2)
-    top, bottom = outline[: picture.shape[0] // 2], outline[picture.shape[0] // 2:]
+    top, bottom = outline[: picture.shape[0] // 2], outline[picture.shape[0] // 2 :]
     assert top.sum() > 500 and bottom.sum() == 0  # outlined in the first row only
     assert not list(tmp_path.glob(".*"))  # written atomically: no temporary file left
     with pytest.raises(ValueError, match="at least one query"):

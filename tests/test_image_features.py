@@ -70,6 +70,7 @@ def test_efficientnet_weights_are_pretrained_not_random(effnet):
     assert torch.all(fresh["_bn0.running_var"] == 1)
     assert not torch.allclose(loaded["_bn0.running_var"], torch.ones(32))
     assert loaded["_bn0.running_mean"].abs().max() > 0.1
+
     # Trained stem filters are spatially smooth: neighbouring taps correlate, random ones do not.
     def neighbour_corr(w: torch.Tensor) -> float:
         a, b = w[..., :, :-1].flatten(), w[..., :, 1:].flatten()
@@ -187,7 +188,6 @@ def test_resnet152_weights_round_trip(tmp_path):
         assert torch.equal(loaded[key], src.state_dict()[key])
 
 
-
 def test_bad_weights_files_are_refused_by_name(tmp_path):
     path = tmp_path / "partial.pth"
     # A checkpoint wrapper and DataParallel's "module." prefix are unwrapped: only absent keys remain.
@@ -288,13 +288,16 @@ def test_load_precomputed_names_missing_ids(tmp_path):
         imf.load_precomputed(tmp_path / "f.npy", tmp_path / "ids.txt", ["x1", "y1", "y2"])
 
 
-@pytest.mark.parametrize("ids_text, array, message", [
-    ("a\nb\nc\n", np.zeros((2, 4)), "3 ids but .* has 2 rows"),
-    ("a\na\n", np.zeros((2, 4)), r"ids\.txt:2: duplicate image id 'a' \(first on line 1\)"),
-    ("a\n\nb\n", np.zeros((3, 4)), r"ids\.txt:2: empty line"),
-    ("a\nb\n", np.zeros((2, 4, 1)), r"f\.npy: expected a 2-D"),
-    ("a\nb\n", np.array([[1.0, np.nan], [0.0, 0.0]]), r"non-finite values in row 0 \(image_id a\)"),
-])
+@pytest.mark.parametrize(
+    "ids_text, array, message",
+    [
+        ("a\nb\nc\n", np.zeros((2, 4)), "3 ids but .* has 2 rows"),
+        ("a\na\n", np.zeros((2, 4)), r"ids\.txt:2: duplicate image id 'a' \(first on line 1\)"),
+        ("a\n\nb\n", np.zeros((3, 4)), r"ids\.txt:2: empty line"),
+        ("a\nb\n", np.zeros((2, 4, 1)), r"f\.npy: expected a 2-D"),
+        ("a\nb\n", np.array([[1.0, np.nan], [0.0, 0.0]]), r"non-finite values in row 0 \(image_id a\)"),
+    ],
+)
 def test_load_precomputed_rejects_bad_files(tmp_path, ids_text, array, message):
     np.save(tmp_path / "f.npy", array)
     (tmp_path / "ids.txt").write_text(ids_text)

@@ -59,13 +59,16 @@ class Sizes:
     dim: int = 3
 
 
-@pytest.mark.parametrize("value, where", [
-    ({"config": Sizes()}, "model.pt.config is a test_io.Sizes"),
-    ({"log": [{"epoch": 1, "score": np.float64(0.5)}]}, "model.pt.log[0].score is a numpy.float64"),
-    ({"vectors": np.zeros(3)}, "model.pt.vectors is a numpy.ndarray"),
-    ({"root": Path("/tmp")}, "model.pt.root is a pathlib."),
-    ({("a", 1): 2}, "key ('a', 1) is a tuple"),
-])
+@pytest.mark.parametrize(
+    "value, where",
+    [
+        ({"config": Sizes()}, "model.pt.config is a test_io.Sizes"),
+        ({"log": [{"epoch": 1, "score": np.float64(0.5)}]}, "model.pt.log[0].score is a numpy.float64"),
+        ({"vectors": np.zeros(3)}, "model.pt.vectors is a numpy.ndarray"),
+        ({"root": Path("/tmp")}, "model.pt.root is a pathlib."),
+        ({("a", 1): 2}, "key ('a', 1) is a tuple"),
+    ],
+)
 def test_a_checkpoint_of_other_objects_is_refused_naming_the_key(tmp_path, value, where):
     with pytest.raises(TypeError) as caught:
         io.save_torch(value, tmp_path / "model.pt")
@@ -74,8 +77,13 @@ def test_a_checkpoint_of_other_objects_is_refused_naming_the_key(tmp_path, value
 
 def test_plain_data_round_trips_with_weights_only(tmp_path):
     state = torch.nn.Linear(3, 2).state_dict()
-    saved = {"family": "embn", "config": {"dim": 3, "langs": ["en", "de"], "dropout": 0.1, "tied": True, "x": None},
-             "state_dict": state, "log": [{"epoch": 1, "val_mR": 12.5}], "shape": (3, 2)}
+    saved = {
+        "family": "embn",
+        "config": {"dim": 3, "langs": ["en", "de"], "dropout": 0.1, "tied": True, "x": None},
+        "state_dict": state,
+        "log": [{"epoch": 1, "val_mR": 12.5}],
+        "shape": (3, 2),
+    }
     io.save_torch(saved, tmp_path / "model.pt")
     back = io.load_torch(tmp_path / "model.pt")
     assert back["config"] == saved["config"] and back["log"] == saved["log"] and back["shape"] == (3, 2)

@@ -19,8 +19,9 @@ def chars():
 
 def tiny(char_dim=4, seed=0):
     torch.manual_seed(seed)
-    return LIWE(LIWEConfig(vocab_size=len(chars()), image_dim=6, char_dim=char_dim, gru_hidden=5, joint_dim=3,
-                           image_hidden=7))
+    return LIWE(
+        LIWEConfig(vocab_size=len(chars()), image_dim=6, char_dim=char_dim, gru_hidden=5, joint_dim=3, image_hidden=7)
+    )
 
 
 def test_char_vocabulary_counts_normalised_characters():
@@ -46,8 +47,9 @@ def test_encode_batch_pads_with_zero():
 
 
 def test_char_vocabulary_works_with_the_training_batches():
-    caps = pd.DataFrame({"image_id": ["i0", "i1", "i0"], "lang": ["en", "de", "zh"],
-                         "text": ["a red dog", "ein hund", "红色的狗"]})
+    caps = pd.DataFrame(
+        {"image_id": ["i0", "i1", "i0"], "lang": ["en", "de", "zh"], "text": ["a red dog", "ein hund", "红色的狗"]}
+    )
     enc = encode_captions(caps, chars(), {"i0": 0, "i1": 1}, max_len=50)
     assert enc.lengths.tolist() == [9, 8, 4] and enc.lang.tolist() == [0, 1, 2]
     b = collate(enc, [0, 1, 2], torch.randn(2, 6), torch.device("cpu"))

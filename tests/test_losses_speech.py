@@ -9,16 +9,23 @@ import torch
 
 from polyvse.losses.hypersphere import HypersphereLoss, alignment, hypersphere_loss, uniformity, uniformity_wang
 from polyvse.losses.imposter_triplet import ImposterTripletLoss, imposter_triplet_loss, random_imposter_indices
-from polyvse.losses.margin_softmax import (AdaptiveMMSLoss, InfoNCELoss, MMSLoss, ScheduledMMSLoss,
-                                           adaptive_mean_margin, adaptive_mms_loss, info_nce_loss,
-                                           masked_margin_softmax, mms_loss, scheduled_margin)
+from polyvse.losses.margin_softmax import (
+    AdaptiveMMSLoss,
+    InfoNCELoss,
+    MMSLoss,
+    ScheduledMMSLoss,
+    adaptive_mean_margin,
+    adaptive_mms_loss,
+    info_nce_loss,
+    masked_margin_softmax,
+    mms_loss,
+    scheduled_margin,
+)
 from polyvse.losses.similarity import similarity_matrix
 from polyvse.speech.objectives import OBJECTIVES, make_objective, step_objective
 
 # S[i, j] = S(X_i, Y_j)
-S = torch.tensor([[2.0, 1.0, 0.0],
-                  [0.5, 1.0, 1.5],
-                  [0.0, 0.0, 3.0]], dtype=torch.float64)
+S = torch.tensor([[2.0, 1.0, 0.0], [0.5, 1.0, 1.5], [0.0, 0.0, 3.0]], dtype=torch.float64)
 E = math.exp
 
 
@@ -28,6 +35,7 @@ def _nll(pos: float, negs: list[float]) -> float:
 
 
 # ----------------------------------------------------------------------------- triplet (eq. 2.7)
+
 
 def test_triplet_hardest_imposters_by_hand():
     # X anchors (rows): hardest Y is the row's largest off-diagonal entry
@@ -69,6 +77,7 @@ def test_random_imposters_never_the_anchor_and_cover_the_others():
 
 # ----------------------------------------------------------------------------- MMS family (eq. 2.8–2.9)
 
+
 def _mms_by_hand(s: list[list[float]], row_margin: list[float], col_margin: list[float]) -> float:
     rows = [_nll(s[i][i] - row_margin[i], [s[i][k] for k in range(3) if k != i]) for i in range(3)]
     cols = [_nll(s[i][i] - col_margin[i], [s[k][i] for k in range(3) if k != i]) for i in range(3)]
@@ -81,9 +90,11 @@ def test_infonce_by_hand():
     want = _mms_by_hand(s, [0, 0, 0], [0, 0, 0])
     assert info_nce_loss(S).item() == pytest.approx(want)
     # one direction only: the rows
-    rows = [-math.log(E(2) / (E(2) + E(1) + E(0))),
-            -math.log(E(1) / (E(1) + E(0.5) + E(1.5))),
-            -math.log(E(3) / (E(3) + E(0) + E(0)))]
+    rows = [
+        -math.log(E(2) / (E(2) + E(1) + E(0))),
+        -math.log(E(1) / (E(1) + E(0.5) + E(1.5))),
+        -math.log(E(3) / (E(3) + E(0) + E(0))),
+    ]
     assert masked_margin_softmax(S).item() == pytest.approx(sum(rows) / 3)
 
 
@@ -124,8 +135,8 @@ def test_scheduled_margin_follows_ilharco():
     assert scheduled_margin(0) == pytest.approx(0.001)
     assert scheduled_margin(999) == pytest.approx(0.001)
     assert scheduled_margin(1000) == pytest.approx(0.001002)
-    assert scheduled_margin(2500) == pytest.approx(0.001 * 1.002 ** 2)
-    assert scheduled_margin(10 ** 7, max_margin=0.1) == pytest.approx(0.1)
+    assert scheduled_margin(2500) == pytest.approx(0.001 * 1.002**2)
+    assert scheduled_margin(10**7, max_margin=0.1) == pytest.approx(0.1)
 
 
 def test_scheduled_loss_steps_and_resumes():
@@ -136,7 +147,7 @@ def test_scheduled_loss_steps_and_resumes():
     assert first == pytest.approx(mms_loss(S, 0.001).item())
     for _ in range(4):
         step_objective(loss)
-    assert loss.margin == pytest.approx(0.001 * 1.002 ** 2)
+    assert loss.margin == pytest.approx(0.001 * 1.002**2)
     resumed = ScheduledMMSLoss(every=2)
     resumed.load_state_dict(loss.state_dict())
     assert resumed.margin == pytest.approx(loss.margin)
@@ -145,8 +156,14 @@ def test_scheduled_loss_steps_and_resumes():
 def test_mms_modules_symmetric_on_embeddings():
     g = torch.Generator().manual_seed(1)
     x, y = torch.randn(5, 4, generator=g), torch.randn(5, 4, generator=g)
-    for loss in (InfoNCELoss(), MMSLoss(1.0), AdaptiveMMSLoss(), ScheduledMMSLoss(),
-                 ImposterTripletLoss(use_random=False), HypersphereLoss(lambda_u=0.75)):
+    for loss in (
+        InfoNCELoss(),
+        MMSLoss(1.0),
+        AdaptiveMMSLoss(),
+        ScheduledMMSLoss(),
+        ImposterTripletLoss(use_random=False),
+        HypersphereLoss(lambda_u=0.75),
+    ):
         assert loss(x, y).item() == pytest.approx(loss(y, x).item(), rel=1e-5), type(loss).__name__
     assert InfoNCELoss()(x, y).item() == pytest.approx(info_nce_loss(x @ y.T).item())
 
@@ -189,6 +206,7 @@ def test_hypersphere_gradient_finite_when_pairs_coincide():
 
 
 # ----------------------------------------------------------------------------- factory
+
 
 def test_objective_factory_names():
     assert set(OBJECTIVES) == {"hypersphere", "triplet", "infonce", "mms", "mms_sched", "mms_adapt"}

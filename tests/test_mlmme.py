@@ -31,6 +31,7 @@ def random_unit(*shape, seed):
 
 # --- direct implementations, one hinge at a time -----------------------------------
 
+
 def vse_in_batch(images, sentences, margin=ALPHA):
     """Kiros et al.'s bidirectional hinge with every other batch item contrastive."""
     total = 0.0
@@ -55,7 +56,7 @@ def sentence_pairs_in_batch(sentences, margin=ALPHA):
     langs = list(sentences)
     total = 0.0
     for i, k in enumerate(langs):
-        for l in langs[i + 1:]:
+        for l in langs[i + 1 :]:
             vk, vl = sentences[k], sentences[l]
             for b in range(len(vk)):
                 for r in range(len(vk)):
@@ -66,6 +67,7 @@ def sentence_pairs_in_batch(sentences, margin=ALPHA):
 
 
 # --- hand computations --------------------------------------------------------
+
 
 def tiny_batch():
     images = unit([1.0, 0.0], [0.0, 1.0])
@@ -101,14 +103,16 @@ def test_eq3_by_hand_and_its_terms():
 
 def test_random_contrastive_terms_by_hand():
     images, sentences = unit([1.0, 0.0]), {"en": unit([0.6, 0.8])}
-    negatives = ContrastiveSet(images=unit([0.0, 1.0], [0.6, 0.8]).unsqueeze(0),
-                               sentences={"en": unit([0.0, 1.0], [1.0, 0.0]).unsqueeze(0)})
+    negatives = ContrastiveSet(
+        images=unit([0.0, 1.0], [0.6, 0.8]).unsqueeze(0), sentences={"en": unit([0.0, 1.0], [1.0, 0.0]).unsqueeze(0)}
+    )
     # image anchor: .2−.6+0 → 0, .2−.6+1 = .6; sentence anchor: .2−.6+.8 = .4, .2−.6+1 = .6
     loss = image_sentence_loss(images, sentences, negatives=negatives)
     assert loss.item() == pytest.approx(1.6)
 
 
 # --- reductions to VSE and to the sentence–sentence term -----------------------------
+
 
 @pytest.mark.parametrize("langs", [("en",), ("en", "de")])
 def test_beta_one_is_vse_in_batch(langs):
@@ -166,7 +170,7 @@ def test_sentence_sentence_random_mode_uses_each_languages_contrastive_sentences
 
 
 def test_rows_of_the_same_image_are_not_contrastive_in_batch():
-    images = unit([1.0, 0.0], [1.0, 0.0], [0.0, 1.0])   # rows 0 and 1 show one image
+    images = unit([1.0, 0.0], [1.0, 0.0], [0.0, 1.0])  # rows 0 and 1 show one image
     en = unit([1.0, 0.0], [1.0, 0.0], [0.0, 1.0])
     ids = torch.tensor([7, 7, 9])
     assert image_sentence_loss(images, {"en": en}, contrastive="in_batch", image_ids=ids).item() == 0.0
@@ -208,10 +212,12 @@ def test_sample_contrastive_indices_excludes_the_same_image():
 
 # --- the model --------------------------------------------------------------
 
+
 def small_model(langs=("en", "de"), dropout=0.0) -> MLMME:
     torch.manual_seed(0)
-    config = MLMMEConfig(vocab_sizes={lang: 12 for lang in langs}, image_dim=10, word_dim=6, gru_hidden=8,
-                         joint_dim=5, dropout=dropout)
+    config = MLMMEConfig(
+        vocab_sizes={lang: 12 for lang in langs}, image_dim=10, word_dim=6, gru_hidden=8, joint_dim=5, dropout=dropout
+    )
     return MLMME(config)
 
 
@@ -279,16 +285,25 @@ def test_paper_initialisation():
 
 def test_joint_vocabulary_ids_map_to_each_languages_encoder():
     # joint index: 0 pad, en <unk> a b, de <unk> x y z
-    itos = [("", "<pad>"), ("en", "<unk>"), ("en", "a"), ("en", "b"),
-            ("de", "<unk>"), ("de", "x"), ("de", "y"), ("de", "z")]
+    itos = [
+        ("", "<pad>"),
+        ("en", "<unk>"),
+        ("en", "a"),
+        ("en", "b"),
+        ("de", "<unk>"),
+        ("de", "x"),
+        ("de", "y"),
+        ("de", "z"),
+    ]
     sizes, offsets = vocabulary_ranges(itos, ["en", "de"])
     assert sizes == {"en": 4, "de": 5} and offsets == {"en": 0, "de": 3}
     vocab = SimpleNamespace(langs=["en", "de"], itos=itos)
     model = MLMME.from_vocabulary(vocab, image_dim=10, word_dim=6, gru_hidden=8, joint_dim=5, dropout=0.0).eval()
     joint = torch.tensor([[5, 7, 0]])
     local = torch.tensor([[2, 4, 0]])
-    torch.testing.assert_close(model.encode("de", joint, torch.tensor([2])),
-                               model.encoders["de"](local, torch.tensor([2])))
+    torch.testing.assert_close(
+        model.encode("de", joint, torch.tensor([2])), model.encoders["de"](local, torch.tensor([2]))
+    )
     with pytest.raises(InputError, match="outside de's vocabulary"):
         model.encode("de", torch.tensor([[2]]), torch.tensor([1]))  # an English id
     vse = MLMME.from_vocabulary(vocab, image_dim=10, langs=["de"], word_dim=6, gru_hidden=8, joint_dim=5)
@@ -306,8 +321,17 @@ def test_parameter_counts_leave_out_the_embedding_tables_at_test_time():
 
 def test_a_few_adam_steps_lower_the_loss():
     torch.manual_seed(0)
-    model = MLMME(MLMMEConfig(vocab_sizes={"en": 20, "de": 20}, image_dim=16, word_dim=8, gru_hidden=16,
-                              joint_dim=8, dropout=0.0, init_std=0.1))
+    model = MLMME(
+        MLMMEConfig(
+            vocab_sizes={"en": 20, "de": 20},
+            image_dim=16,
+            word_dim=8,
+            gru_hidden=16,
+            joint_dim=8,
+            dropout=0.0,
+            init_std=0.1,
+        )
+    )
     g = torch.Generator().manual_seed(1)
     features = torch.randn(8, 16, generator=g)
     en = torch.randint(1, 20, (8, 4), generator=g)

@@ -13,8 +13,7 @@ from polyvse.models.registry import FAMILIES, model_from_checkpoint
 from polyvse.models.universal import masked_mean
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.objectives import EmbNObjective
-from polyvse.train.objectives_mule import (LIWEObjective, MULEObjective, MULEPretrainObjective,
-                                           ParallelEmbNObjective)
+from polyvse.train.objectives_mule import LIWEObjective, MULEObjective, MULEPretrainObjective, ParallelEmbNObjective
 
 COUNTS = {"en": {"a": 5, "red": 4, "dog": 3, "cat": 1}, "de": {"ein": 5, "rot": 2, "hund": 1}}
 SMALL = dict(word_dim=3, universal_dim=8, gru_hidden=6, joint_dim=5, image_hidden=7)
@@ -30,12 +29,13 @@ def tiny_mule(seed=0, **kw):
 
 
 def batch():
-    return {"images": torch.randn(3, 4),
-            "tokens": torch.tensor([[2, 3, 4, 0], [7, 8, 0, 0], [3, 2, 5, 4],
-                                    [9, 7, 0, 0], [2, 2, 0, 0], [9, 0, 0, 0]]),
-            "lengths": torch.tensor([3, 2, 4, 2, 2, 1]),
-            "lang": torch.tensor([0, 1, 0, 1, 0, 1]),
-            "image_of_sentence": torch.tensor([0, 0, 1, 1, 2, 2])}
+    return {
+        "images": torch.randn(3, 4),
+        "tokens": torch.tensor([[2, 3, 4, 0], [7, 8, 0, 0], [3, 2, 5, 4], [9, 7, 0, 0], [2, 2, 0, 0], [9, 0, 0, 0]]),
+        "lengths": torch.tensor([3, 2, 4, 2, 2, 1]),
+        "lang": torch.tensor([0, 1, 0, 1, 0, 1]),
+        "image_of_sentence": torch.tensor([0, 0, 1, 1, 2, 2]),
+    }
 
 
 def unit(*angles):
@@ -43,6 +43,7 @@ def unit(*angles):
 
 
 # -- gradient reversal --------------------------------------------------------------
+
 
 def test_gradient_reversal_is_identity_forward_and_negates_backward():
     x = torch.randn(4, 3, requires_grad=True)
@@ -82,6 +83,7 @@ def test_dann_schedule():
 
 
 # -- MULE model -----------------------------------------------------------------------
+
 
 def test_mule_shapes_and_unit_norm():
     m = tiny_mule().eval()
@@ -155,16 +157,23 @@ def test_mule_needs_languages_in_range():
 
 def test_mule_rebuilds_from_its_checkpoint():
     m = tiny_mule().eval()
-    saved = {"family": m.family, "config": m.config.as_dict(), "state_dict": m.state_dict(),
-             "vocab": vocab().state_dict()}
+    saved = {
+        "family": m.family,
+        "config": m.config.as_dict(),
+        "state_dict": m.state_dict(),
+        "vocab": vocab().state_dict(),
+    }
     again, _ = model_from_checkpoint(saved)
     b = batch()
-    assert torch.equal(again.eval().embed_sentences(b["tokens"], b["lengths"], b["lang"]),
-                       m.embed_sentences(b["tokens"], b["lengths"], b["lang"]))
+    assert torch.equal(
+        again.eval().embed_sentences(b["tokens"], b["lengths"], b["lang"]),
+        m.embed_sentences(b["tokens"], b["lengths"], b["lang"]),
+    )
     assert FAMILIES["mule"] == (MULE, MULEConfig)
 
 
 # -- MULE objectives ------------------------------------------------------------------
+
 
 class FixedModel(nn.Module):
     """Stands in for a model: returns given u, s, images and classifier logits."""
@@ -195,13 +204,21 @@ class FixedModel(nn.Module):
 def test_lp_objective_by_hand():
     # image 0: s0 (en), s1 (de); image 1: s2, s3 both en (same language: neither positive nor negative)
     u = unit(0.0, 0.3, 0.35, 1.5)
-    b = {"tokens": torch.zeros(4, 1, dtype=torch.long), "lengths": torch.ones(4, dtype=torch.long),
-         "lang": torch.tensor([0, 1, 0, 0]), "image_of_sentence": torch.tensor([0, 0, 1, 1])}
+    b = {
+        "tokens": torch.zeros(4, 1, dtype=torch.long),
+        "lengths": torch.ones(4, dtype=torch.long),
+        "lang": torch.tensor([0, 1, 0, 0]),
+        "image_of_sentence": torch.tensor([0, 0, 1, 1]),
+    }
     d = lambda a: 1 - math.cos(a)
     m = 0.05
     # positive pairs (0,1) and (1,0); negatives of each: s2, s3
-    hinges = [m + d(0.3) - d(0.35), m + d(0.3) - d(1.5),  # anchor s0
-              m + d(0.3) - d(0.05), m + d(0.3) - d(1.2)]  # anchor s1
+    hinges = [
+        m + d(0.3) - d(0.35),
+        m + d(0.3) - d(1.5),  # anchor s0
+        m + d(0.3) - d(0.05),
+        m + d(0.3) - d(1.2),
+    ]  # anchor s1
     expected = sum(max(0.0, h) for h in hinges) / 4
     got = MULEPretrainObjective(margin=m, top_k=10)(FixedModel(u, u, None, torch.zeros(4, 2)), b)
     assert float(got["loss"]) == pytest.approx(expected, abs=1e-6)
@@ -218,13 +235,14 @@ def test_mule_objective_combines_terms_and_ablation_flags():
     model = FixedModel(u, s, img, logits)
     full = MULEObjective(adversarial_weight=0.1, progress=0.3)(model, b)
     # cross-entropy by hand
-    ce = -sum(lg[y] - math.log(math.exp(lg[0]) + math.exp(lg[1]))
-              for lg, y in zip(logits.tolist(), b["lang"].tolist())) / 6
+    ce = (
+        -sum(lg[y] - math.log(math.exp(lg[0]) + math.exp(lg[1])) for lg, y in zip(logits.tolist(), b["lang"].tolist()))
+        / 6
+    )
     assert float(full["language"].detach()) == pytest.approx(ce, rel=1e-6)
     assert model.reversal == pytest.approx(dann_lambda(0.3))
     assert float(full["language_accuracy"]) == pytest.approx(4 / 6)  # rows 0,1,4,5 right; row 2 tie → 0; row 3 wrong
-    expected = (full["multimodal"] + 0.05 * (full["neighbourhood_final"] + full["neighbourhood_universal"])
-                + 0.1 * ce)
+    expected = full["multimodal"] + 0.05 * (full["neighbourhood_final"] + full["neighbourhood_universal"]) + 0.1 * ce
     assert float(full["loss"].detach()) == pytest.approx(float(expected.detach()), rel=1e-6)
     # EmbN row of the ablation: EmbN's own objective on the MULE architecture
     embn_row = MULEObjective(universal_nc=False, language_classifier=False)(model, b)
@@ -251,13 +269,14 @@ def test_mule_objective_trains_a_real_model():
 def test_liwe_objective_hardest_negative_by_hand():
     img = unit(0.0, 0.5)
     s = unit(0.3, 0.2, 0.6)  # s0, s2 describe image 0; s1 describes image 1 but lies nearer image 0
-    b = {"images": None, "tokens": None, "lengths": None, "lang": None,
-         "image_of_sentence": torch.tensor([0, 1, 0])}
+    b = {"images": None, "tokens": None, "lengths": None, "lang": None, "image_of_sentence": torch.tensor([0, 1, 0])}
     d = lambda a: 1 - math.cos(a)
     m = 0.2
-    image_rows = [m + d(0.3) - d(0.2),  # (I0, s0): only negative s1
-                  m + d(0.6) - d(0.2),  # (I0, s2)
-                  m + d(0.3) - d(0.1)]  # (I1, s1): hardest of s0 (0.2 rad away) and s2 (0.1 rad away)
+    image_rows = [
+        m + d(0.3) - d(0.2),  # (I0, s0): only negative s1
+        m + d(0.6) - d(0.2),  # (I0, s2)
+        m + d(0.3) - d(0.1),
+    ]  # (I1, s1): hardest of s0 (0.2 rad away) and s2 (0.1 rad away)
     sentence_rows = [m + d(0.3) - d(0.2), m + d(0.3) - d(0.2), m + d(0.6) - d(0.1)]
     assert min(image_rows + sentence_rows) > 0
     expected = sum(image_rows) / 3 + sum(sentence_rows) / 3
@@ -266,6 +285,7 @@ def test_liwe_objective_hardest_negative_by_hand():
 
 
 # -- PARALLEL-EmbN --------------------------------------------------------------------
+
 
 def tiny_parallel(**kw):
     torch.manual_seed(0)

@@ -51,17 +51,33 @@ def test_counts_per_split_and_language(root: Path) -> None:
     counts = captions.groupby(["split", "lang"]).size().to_dict()
     # train 3 images, val 2, test 2; en/de 5 captions each, fr/cs 1.
     assert counts == {
-        ("train", "en"): 15, ("train", "de"): 15, ("train", "fr"): 3, ("train", "cs"): 3,
-        ("val", "en"): 10, ("val", "de"): 10, ("val", "fr"): 2, ("val", "cs"): 2,
-        ("test", "en"): 10, ("test", "de"): 10, ("test", "fr"): 2, ("test", "cs"): 2,
+        ("train", "en"): 15,
+        ("train", "de"): 15,
+        ("train", "fr"): 3,
+        ("train", "cs"): 3,
+        ("val", "en"): 10,
+        ("val", "de"): 10,
+        ("val", "fr"): 2,
+        ("val", "cs"): 2,
+        ("test", "en"): 10,
+        ("test", "de"): 10,
+        ("test", "fr"): 2,
+        ("test", "cs"): 2,
     }
     assert len(captions) == 7 * 12
     assert (captions.origin == "human").all()
     assert sorted(captions[captions.lang == "en"].cap_idx.unique()) == [0, 1, 2, 3, 4]
     assert sorted(captions[captions.lang == "fr"].cap_idx.unique()) == [0]
     assert images.split.value_counts().to_dict() == {"train": 3, "val": 2, "test": 2}
-    assert images.image_id.tolist() == ["1000092795", "10002456", "1000268201", "1018148011", "1029450589",
-                                        "1007129816", "1009434119"]
+    assert images.image_id.tolist() == [
+        "1000092795",
+        "10002456",
+        "1000268201",
+        "1018148011",
+        "1029450589",
+        "1007129816",
+        "1009434119",
+    ]
     assert str(captions.cap_idx.dtype) == "int64"
     assert (images.path == "").all()  # no images_dir: features are brought by the user
 

@@ -22,8 +22,11 @@ MT_RULES = {"dictionaries", "augment_captions", "query_translations", "mt_qualit
 def real_data_config(root: Path) -> dict:
     """SMALR Table 2's rows on a Multi30K checkout, with the offline backend and no dictionaries."""
     config = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())
-    config["datasets"]["m30k"] = {"adapter": "multi30k", "langs": ["en", "de", "fr", "cs", "zh", "ja", "ar", "af", "ko", "ru"],
-                                  "multi30k": {"root": str(root), "images_dir": str(root / "images")}}
+    config["datasets"]["m30k"] = {
+        "adapter": "multi30k",
+        "langs": ["en", "de", "fr", "cs", "zh", "ja", "ar", "af", "ko", "ru"],
+        "multi30k": {"root": str(root), "images_dir": str(root / "images")},
+    }
     config["translate"] = {"backend": "dictionary"}
     return config
 
@@ -57,12 +60,19 @@ def test_a_multi30k_config_without_dictionaries_plans_no_mt_job(tmp_path):
     work = tmp_path / "run"
     work.mkdir()
     (work / "config.yaml").write_text(yaml.safe_dump(real_data_config(root)))
-    done = subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", "config.yaml", "-n", "--cores", "1"],
-                          cwd=work, capture_output=True, text=True, timeout=180,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", "config.yaml", "-n", "--cores", "1"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     out = done.stdout + done.stderr
     assert done.returncode == 0, out[-3000:]
-    jobs = set(re.findall(r"^rule (\w+):", done.stdout, re.M)) | set(re.findall(r"^localrule (\w+):", done.stdout, re.M))
+    jobs = set(re.findall(r"^rule (\w+):", done.stdout, re.M)) | set(
+        re.findall(r"^localrule (\w+):", done.stdout, re.M)
+    )
     assert not jobs & MT_RULES, sorted(jobs & MT_RULES)
     assert {"dataset", "train", "evaluate", "table"} <= jobs
     assert "train_embn_en" in out or "variant=embn_en" in out

@@ -45,7 +45,7 @@ def test_matches_a_hand_computed_svd():
     for k in range(2):
         assert abs(abs(p.components[k] @ vt[k]) - 1) < 1e-6
     np.testing.assert_allclose(np.abs(p.project(x)), np.abs(centred @ vt[:2].T), atol=1e-4)
-    np.testing.assert_allclose(p.explained_variance_ratio, (s ** 2 / (s ** 2).sum())[:2], rtol=1e-6)
+    np.testing.assert_allclose(p.explained_variance_ratio, (s**2 / (s**2).sum())[:2], rtol=1e-6)
 
 
 def test_a_new_word_projects_like_the_fitted_ones(tmp_path):

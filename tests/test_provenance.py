@@ -14,11 +14,17 @@ ENV = {"torch": "2.13.0+cpu", "espeak-ng": "eSpeak NG text-to-speech: 1.51"}
 def fake_run(root: Path) -> Path:
     """A results tree with one file per stage, the way the workflow lays them out."""
     files = {
-        "m30k/captions.parquet": "captions", "m30k/captions_augmented.parquet": "mt",
-        "m30k/vocab/human/en.tsv": "vocab", "m30k/fasttext/human/en.npy": "vectors",
-        "m30k/models/embn_en/model.pt": "weights", "m30k/models/embn_en/checkpoint/last.pt": "resume state",
-        "m30k/eval/embn_en.direct.tsv": "recalls", "table2.tsv": "table", "provenance/run.tsv": "old record",
-        "benchmarks.tsv": "timings", "benchmarks_by_rule.tsv": "timings",
+        "m30k/captions.parquet": "captions",
+        "m30k/captions_augmented.parquet": "mt",
+        "m30k/vocab/human/en.tsv": "vocab",
+        "m30k/fasttext/human/en.npy": "vectors",
+        "m30k/models/embn_en/model.pt": "weights",
+        "m30k/models/embn_en/checkpoint/last.pt": "resume state",
+        "m30k/eval/embn_en.direct.tsv": "recalls",
+        "table2.tsv": "table",
+        "provenance/run.tsv": "old record",
+        "benchmarks.tsv": "timings",
+        "benchmarks_by_rule.tsv": "timings",
     }
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -41,8 +47,12 @@ def test_an_altered_input_is_named_at_its_stage_not_downstream(tmp_path):
     run_b = fake_run(tmp_path / "b")
     assert first_difference(a, provenance(run_b, ENV)) is None
     # a different FastText model changes everything after it; the record names the FastText stage
-    for rel, text in {"m30k/fasttext/human/en.npy": "other vectors", "m30k/models/embn_en/model.pt": "w2",
-                      "m30k/eval/embn_en.direct.tsv": "r2", "table2.tsv": "t2"}.items():
+    for rel, text in {
+        "m30k/fasttext/human/en.npy": "other vectors",
+        "m30k/models/embn_en/model.pt": "w2",
+        "m30k/eval/embn_en.direct.tsv": "r2",
+        "table2.tsv": "t2",
+    }.items():
         (run_b / rel).write_text(text)
     b = provenance(run_b, ENV)
     assert first_difference(a, b) == ("fasttext", ["m30k/fasttext/human/en.npy"])

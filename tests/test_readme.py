@@ -10,9 +10,10 @@ REPO = Path(__file__).resolve().parents[1]
 def test_readme_lists_every_config_key_as_the_schema_says():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     start, end = "<!-- config-keys:start -->\n", "<!-- config-keys:end -->"
-    block = readme[readme.index(start) + len(start): readme.index(end)]
+    block = readme[readme.index(start) + len(start) : readme.index(end)]
     assert block == markdown(REPO / "config" / "schema.yaml"), (
-        "README's config table is stale: regenerate it with `python -m polyvse.schema_doc`")
+        "README's config table is stale: regenerate it with `python -m polyvse.schema_doc`"
+    )
 
 
 def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one():

@@ -30,7 +30,8 @@ def test_readme_result_blocks_are_the_snapshots():
     assert set(found) == set(expected)
     for name, body in expected.items():
         assert found[name] == body.rstrip("\n") + "\n", (
-            f"README block {name!r} differs from {SNAPSHOT}: run `python -m polyvse.report.readme write`")
+            f"README block {name!r} differs from {SNAPSHOT}: run `python -m polyvse.report.readme write`"
+        )
 
 
 def test_snapshot_equals_results_of_a_default_run_when_one_is_here():
@@ -42,11 +43,15 @@ def test_snapshot_equals_results_of_a_default_run_when_one_is_here():
 
 
 def test_fill_blocks_replaces_bodies_and_keeps_the_rest():
-    readme = "intro\n<!-- results:a:start -->\nold\n<!-- results:a:end -->\nmiddle 12.3\n" \
-             "<!-- results:b:start -->\n<!-- results:b:end -->\nend\n"
+    readme = (
+        "intro\n<!-- results:a:start -->\nold\n<!-- results:a:end -->\nmiddle 12.3\n"
+        "<!-- results:b:start -->\n<!-- results:b:end -->\nend\n"
+    )
     out = fill_blocks(readme, {"a": "new 1", "b": "| x |\n"})
-    assert out == ("intro\n<!-- results:a:start -->\nnew 1\n<!-- results:a:end -->\nmiddle 12.3\n"
-                   "<!-- results:b:start -->\n| x |\n<!-- results:b:end -->\nend\n")
+    assert out == (
+        "intro\n<!-- results:a:start -->\nnew 1\n<!-- results:a:end -->\nmiddle 12.3\n"
+        "<!-- results:b:start -->\n| x |\n<!-- results:b:end -->\nend\n"
+    )
     assert read_blocks(out) == {"a": "new 1\n", "b": "| x |\n"}
 
 
@@ -64,9 +69,23 @@ def test_findings_block_is_the_run_s_report_one_level_down(tmp_path):
 
 
 def test_speech_summary_means_image_and_cross_lingual_pairs(tmp_path):
-    row = {"model": "Hyper", "E&I.R1": 1.0, "H&I.R1": 2.0, "J&I.R1": 3.0, "E&I.R10": 10.0, "H&I.R10": 20.0,
-           "J&I.R10": 30.0, "H&E.R1": 4.0, "J&E.R1": 5.0, "J&H.R1": 6.0, "H&E.R10": 7.0, "J&E.R10": 8.0,
-           "J&H.R10": 9.0, "Ep": 3, "params": 100}
+    row = {
+        "model": "Hyper",
+        "E&I.R1": 1.0,
+        "H&I.R1": 2.0,
+        "J&I.R1": 3.0,
+        "E&I.R10": 10.0,
+        "H&I.R10": 20.0,
+        "J&I.R10": 30.0,
+        "H&E.R1": 4.0,
+        "J&E.R1": 5.0,
+        "J&H.R1": 6.0,
+        "H&E.R10": 7.0,
+        "J&E.R10": 8.0,
+        "J&H.R10": 9.0,
+        "Ep": 3,
+        "params": 100,
+    }
     pd.DataFrame([row]).to_csv(tmp_path / "s.tsv", sep="\t", index=False)
     lines = speech_summary(tmp_path, {"s": "3.2 objectives"}).splitlines()
     assert lines[-1] == "| 3.2 objectives | Hyper | 2.0 | 20.0 | 5.0 | 8.0 | 3 |"
@@ -91,8 +110,17 @@ def test_snapshot_and_check_find_a_changed_table(tmp_path):
 
 def test_snapshot_of_an_empty_results_directory_fails_naming_it(tmp_path, capsys):
     (tmp_path / "results").mkdir()
-    code = main(["snapshot", "--results", str(tmp_path / "results"), "--runs", str(tmp_path / "runs.tsv"),
-                 "--snapshot", str(tmp_path / "snap")])
+    code = main(
+        [
+            "snapshot",
+            "--results",
+            str(tmp_path / "results"),
+            "--runs",
+            str(tmp_path / "runs.tsv"),
+            "--snapshot",
+            str(tmp_path / "snap"),
+        ]
+    )
     assert code == 2
     assert "results: no tables" in capsys.readouterr().err
 
@@ -102,9 +130,20 @@ def test_timings_are_not_compared_and_are_summarised_per_rule(tmp_path):
     for d, seconds in ((results, 10.0), (snapshot, 12.5)):
         d.mkdir()
         (d / "table2.tsv").write_text("model\tA\nSMALR\t1.0\n")
-        pd.DataFrame([{"rule": "train", "jobs": 2, "seconds": seconds, "share": 100.0, "median_seconds": 5.0,
-                       "max_seconds": 6.0, "max_rss_mb": 300.0, "cpu_seconds": 9.0}]).to_csv(
-            d / "benchmarks_by_rule.tsv", sep="\t", index=False)
+        pd.DataFrame(
+            [
+                {
+                    "rule": "train",
+                    "jobs": 2,
+                    "seconds": seconds,
+                    "share": 100.0,
+                    "median_seconds": 5.0,
+                    "max_seconds": 6.0,
+                    "max_rss_mb": 300.0,
+                    "cpu_seconds": 9.0,
+                }
+            ]
+        ).to_csv(d / "benchmarks_by_rule.tsv", sep="\t", index=False)
     assert differing_files(results, snapshot) == []  # another machine's minute is not another result
     text = benchmarks_summary(snapshot)
     assert text.startswith("2 jobs, 0.2 minutes of job wall time and 0.1 of CPU time")

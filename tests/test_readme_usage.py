@@ -44,8 +44,9 @@ def test_usage_command_plans_as_written(command, workdir):
     if "--report" in args:
         pytest.skip("--report renders a finished run's results; it plans nothing")
     args = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), *args[1:], "-n"]
-    run = subprocess.run(args, cwd=workdir, capture_output=True, text=True, timeout=180,
-                         env={**os.environ, "OMP_NUM_THREADS": "1"})
+    run = subprocess.run(
+        args, cwd=workdir, capture_output=True, text=True, timeout=180, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     out = run.stdout + run.stderr
     if "config/paper/multi30k.yaml" in command:
         # real data: until the user points it at a Multi30K checkout, one line names the key to edit
@@ -63,19 +64,38 @@ def test_nested_config_values_are_typed_as_in_a_config_file():
     from polyvse.config_files import typed_overrides
 
     # what snakemake's --config parser hands over for training='{epochs: 30, lr: 1e-3}' and two typed top keys
-    given = {"training": {"epochs": "30", "lr": "1e-3", "amp": "true", "name": "x", "langs": ["en", "7"],
-                          "nothing": "null"}, "seed": 3, "results_dir": "out"}
-    assert typed_overrides(given) == {"training": {"epochs": 30, "lr": 0.001, "amp": True, "name": "x",
-                                                   "langs": ["en", 7], "nothing": None},
-                                      "seed": 3, "results_dir": "out"}
+    given = {
+        "training": {"epochs": "30", "lr": "1e-3", "amp": "true", "name": "x", "langs": ["en", "7"], "nothing": "null"},
+        "seed": 3,
+        "results_dir": "out",
+    }
+    assert typed_overrides(given) == {
+        "training": {"epochs": 30, "lr": 0.001, "amp": True, "name": "x", "langs": ["en", 7], "nothing": None},
+        "seed": 3,
+        "results_dir": "out",
+    }
 
 
 def test_the_scale_config_plans_the_whole_dag(workdir):
     """config/scale/m30k.yaml: the synthetic data at Multi30K's sizes with the papers' settings."""
     args = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", "config/scale/m30k.yaml", "-n", "--cores", "2"]
-    run = subprocess.run(args, cwd=workdir, capture_output=True, text=True, timeout=180,
-                         env={**os.environ, "OMP_NUM_THREADS": "1"})
+    run = subprocess.run(
+        args, cwd=workdir, capture_output=True, text=True, timeout=180, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
-    for rule in ("dataset", "dictionaries", "augment_captions", "fasttext", "pca", "pretrain", "train", "evaluate",
-                 "table", "figure", "mlmme_table", "translator_curve", "provenance"):
+    for rule in (
+        "dataset",
+        "dictionaries",
+        "augment_captions",
+        "fasttext",
+        "pca",
+        "pretrain",
+        "train",
+        "evaluate",
+        "table",
+        "figure",
+        "mlmme_table",
+        "translator_curve",
+        "provenance",
+    ):
         assert re.search(rf"^(local)?rule {rule}:", run.stdout, re.M), f"no {rule} job planned"

@@ -9,8 +9,18 @@ from polyvse.text.vocab import Vocabulary
 from polyvse.translate.muse import MuseDictionary
 
 DE_COUNTS = {"der": 50, "hund": 12, "läuft": 5, "dackel": 2, "wiese": 4, "zebra": 1}
-DE_EN = MuseDictionary.from_pairs([("Dackel", "dachshund"), ("dackel", "sausage-dog"), ("wiese", "meadow"),
-                                   ("hund", "dog"), ("läuft", "runs"), ("Eiscreme", "ice cream")], "de", "en")
+DE_EN = MuseDictionary.from_pairs(
+    [
+        ("Dackel", "dachshund"),
+        ("dackel", "sausage-dog"),
+        ("wiese", "meadow"),
+        ("hund", "dog"),
+        ("läuft", "runs"),
+        ("Eiscreme", "ice cream"),
+    ],
+    "de",
+    "en",
+)
 
 
 def test_threshold_keeps_words_seen_at_least_t_times_most_frequent_first():
@@ -33,16 +43,26 @@ def test_rare_word_map_translates_only_rare_words_with_an_entry():
     # t=5: dackel (2), wiese (4), zebra (1) are rare; zebra has no entry; läuft (5) is not rare
     assert rare_word_map(DE_COUNTS, 5, DE_EN, "de") == {"dackel": ["dachshund"], "wiese": ["meadow"]}
     assert rare_word_map(DE_COUNTS, 13, DE_EN, "de") == {
-        "hund": ["dog"], "läuft": ["runs"], "dackel": ["dachshund"], "wiese": ["meadow"]}
+        "hund": ["dog"],
+        "läuft": ["runs"],
+        "dackel": ["dachshund"],
+        "wiese": ["meadow"],
+    }
     assert rare_word_map({"en_word": 1}, 5, DE_EN, "en") == {}
 
 
 def test_map_rare_to_english_by_hand():
     tokens = ["der", "dackel", "läuft", "über", "die", "wiese", "zebra"]
     out = map_rare_to_english(tokens, "de", DE_COUNTS, 5, DE_EN)
-    assert out == [("de", "der"), ("en", "dachshund"), ("de", "läuft"),
-                   ("de", "über"),  # unseen (count 0) and untranslated: stays German, later <unk>
-                   ("de", "die"), ("en", "meadow"), ("de", "zebra")]
+    assert out == [
+        ("de", "der"),
+        ("en", "dachshund"),
+        ("de", "läuft"),
+        ("de", "über"),  # unseen (count 0) and untranslated: stays German, later <unk>
+        ("de", "die"),
+        ("en", "meadow"),
+        ("de", "zebra"),
+    ]
 
 
 def test_multiword_translation_becomes_several_english_tokens():

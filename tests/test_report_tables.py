@@ -8,27 +8,37 @@ LANGS = ["en", "de", "fr", "cs", "zh", "ja", "ar", "af", "ko", "ru"]
 
 
 def ev(scores: dict[str, float], source: str = "human") -> pd.DataFrame:
-    return pd.DataFrame({"lang": list(scores), "mR": list(scores.values()),
-                         "test_source": [source if l not in ("en", "de", "fr", "cs") else "human" for l in scores]})
+    return pd.DataFrame(
+        {
+            "lang": list(scores),
+            "mR": list(scores.values()),
+            "test_source": [source if l not in ("en", "de", "fr", "cs") else "human" for l in scores],
+        }
+    )
 
 
-PARAMS = {"a": {"params_train": 1000, "params_test": 800}, "b": {"params_train": 10, "params_test": 5},
-          "all": {"params_train": 7_100_000, "params_test": 50}}
+PARAMS = {
+    "a": {"params_train": 1000, "params_test": 800},
+    "b": {"params_train": 10, "params_test": 5},
+    "all": {"params_train": 7_100_000, "params_test": 50},
+}
 
 
 def test_smalr_row_kinds_ha_and_a():
-    evals = {("a", "direct"): ev({"en": 70.04}), ("b", "direct"): ev({"de": 60.0}),
-             ("all", "direct"): ev({l: 50.0 + i for i, l in enumerate(LANGS)}, source="mt")}
-    rows = [{"name": "per-lang", "per_language": {"en": "a", "de": "b"}},
-            {"name": "shared", "variant": "all"}]
+    evals = {
+        ("a", "direct"): ev({"en": 70.04}),
+        ("b", "direct"): ev({"de": 60.0}),
+        ("all", "direct"): ev({l: 50.0 + i for i, l in enumerate(LANGS)}, source="mt"),
+    }
+    rows = [{"name": "per-lang", "per_language": {"en": "a", "de": "b"}}, {"name": "shared", "variant": "all"}]
     table, translated = smalr_table(rows, evals, PARAMS, human_langs=["en", "de", "fr", "cs"])
     per, shared = table.iloc[0], table.iloc[1]
     assert per["En"] == 70.0 and per["De"] == 60.0 and np.isnan(per["Fr"])
-    assert np.isnan(per["HA"]) and np.isnan(per["A"])           # not every language evaluated
+    assert np.isnan(per["HA"]) and np.isnan(per["A"])  # not every language evaluated
     assert per["params_train"] == 1010 and per["params_test"] == 805  # two models
     assert shared["HA"] == pytest.approx(np.mean([50, 51, 52, 53]))
     assert shared["A"] == pytest.approx(np.mean([50 + i for i in range(10)]))
-    assert shared["Cn"] == 54.0                                   # zh is written Cn as in the papers
+    assert shared["Cn"] == 54.0  # zh is written Cn as in the papers
     assert translated == ["zh", "ja", "ar", "af", "ko", "ru"]
     md = to_markdown(table, "T", translated)
     assert "| Cn ¹ |" in md and "| En |" in md and "7.1M" in md and "–" in md
@@ -36,8 +46,14 @@ def test_smalr_row_kinds_ha_and_a():
 
 def test_mule_mt_columns_per_dataset():
     evals = {("a", "to_en"): ev({"en": 70.0, "de": 55.0}), ("b", "direct"): ev({"en": 80.0, "zh": 60.0})}
-    rows = [{"name": "Trans", "training_data": "Human En", "single_model": "Y",
-             "per_dataset": {"m30k": {"variant": "a", "protocol": "to_en"}, "coco": {"variant": "b"}}}]
+    rows = [
+        {
+            "name": "Trans",
+            "training_data": "Human En",
+            "single_model": "Y",
+            "per_dataset": {"m30k": {"variant": "a", "protocol": "to_en"}, "coco": {"variant": "b"}},
+        }
+    ]
     t = mule_mt_table(rows, evals, PARAMS, {"m30k": ["en", "de"], "coco": ["en", "zh", "ja"]})
     r = t.iloc[0]
     assert (r["m30k:En"], r["m30k:De"], r["coco:En"], r["coco:Cn"]) == (70.0, 55.0, 80.0, 60.0)
@@ -50,13 +66,27 @@ def test_format_params():
 
 
 def test_mule_layout_single_model_column_and_human_languages_only():
-    evals = {("a", "direct"): ev({"en": 70.0}), ("b", "direct"): ev({"de": 60.0}),
-             ("all", "direct"): ev({"en": 71.0, "de": 61.0, "fr": 51.0, "cs": 41.0})}
-    rows = [{"section": "(a) FastText (Baseline)", "name": "EmbN", "per_language": {"en": "a", "de": "b"}},
-            {"section": "(d) MULE (Ours)", "name": "EmbN+NC", "variant": "all"}]
+    evals = {
+        ("a", "direct"): ev({"en": 70.0}),
+        ("b", "direct"): ev({"de": 60.0}),
+        ("all", "direct"): ev({"en": 71.0, "de": 61.0, "fr": 51.0, "cs": 41.0}),
+    }
+    rows = [
+        {"section": "(a) FastText (Baseline)", "name": "EmbN", "per_language": {"en": "a", "de": "b"}},
+        {"section": "(d) MULE (Ours)", "name": "EmbN+NC", "variant": "all"},
+    ]
     t = mule_table(rows, evals, PARAMS, ["en", "de", "fr", "cs"])
-    assert list(t.columns) == ["section", "model", "single_model", "En", "De", "Fr", "Cs", "params_train",
-                               "params_test"]
+    assert list(t.columns) == [
+        "section",
+        "model",
+        "single_model",
+        "En",
+        "De",
+        "Fr",
+        "Cs",
+        "params_train",
+        "params_test",
+    ]
     assert list(t["single_model"]) == ["N", "Y"]
     assert t.iloc[0]["En"] == 70.0 and np.isnan(t.iloc[0]["Fr"]) and t.iloc[1]["Cs"] == 41.0
     assert t.iloc[0]["params_train"] == 1010
@@ -76,13 +106,15 @@ def test_a_four_language_dataset_gets_four_columns_and_a_filled_average():
     """Real Multi30K has en, de, fr, cs only: no empty columns for the other six, and A is their mean."""
     rows = [{"name": "EmbN", "variant": "a"}]
     evals = {("a", "direct"): ev({"en": 60.0, "de": 50.0, "fr": 40.0, "cs": 30.0})}
-    table, translated = smalr_table(rows, evals, PARAMS, human_langs=["en", "de", "fr", "cs"],
-                                    langs=["en", "de", "fr", "cs"])
+    table, translated = smalr_table(
+        rows, evals, PARAMS, human_langs=["en", "de", "fr", "cs"], langs=["en", "de", "fr", "cs"]
+    )
     assert list(table.columns) == ["model", "En", "De", "Fr", "Cs", "HA", "A", "params_train", "params_test"]
     assert table.iloc[0]["A"] == 45.0 == table.iloc[0]["HA"] and translated == []
     # a two-language subset, given in another order, keeps SMALR's column order
-    table, _ = smalr_table(rows, {("a", "direct"): ev({"en": 60.0, "de": 50.0})}, PARAMS, human_langs=["en", "de"],
-                           langs=["de", "en"])
+    table, _ = smalr_table(
+        rows, {("a", "direct"): ev({"en": 60.0, "de": 50.0})}, PARAMS, human_langs=["en", "de"], langs=["de", "en"]
+    )
     assert list(table.columns)[:4] == ["model", "En", "De", "HA"] and table.iloc[0]["A"] == 55.0
     with pytest.raises(ValueError, match="no SMALR table column for language"):
         smalr_table(rows, evals, PARAMS, human_langs=["en"], langs=["en", "hi"])

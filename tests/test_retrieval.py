@@ -70,11 +70,15 @@ def test_hand_computed_ranks_under_ties():
     from polyvse.evaluate.retrieval import image_to_sentence_ranks, pessimistic_ranks, sentence_to_image_ranks
 
     labels = np.array([0, 0, 1, 2])  # sentences 0 and 1 describe image 0
-    scores = np.array([[0.5, 0.5, 0.1],   # image 1 ties with the truth → 2
-                       [0.8, 0.2, 0.8],   # image 2 ties with the truth → 2
-                       [0.3, 0.3, 0.6],   # image 0 ties, image 2 is above → 3
-                       [0.1, 0.2, 0.6]],  # → 1
-                      dtype=np.float32)
+    scores = np.array(
+        [
+            [0.5, 0.5, 0.1],  # image 1 ties with the truth → 2
+            [0.8, 0.2, 0.8],  # image 2 ties with the truth → 2
+            [0.3, 0.3, 0.6],  # image 0 ties, image 2 is above → 3
+            [0.1, 0.2, 0.6],
+        ],  # → 1
+        dtype=np.float32,
+    )
     assert sentence_to_image_ranks(scores, labels).tolist() == [2, 2, 3, 1]
     # image 0: best truth 0.8 (sentence 1), nothing else at 0.8 → 1; image 1: truth 0.3,
     # sentence 0 (0.5) above → 2; image 2: truth 0.6, sentence 1 (0.8) above, sentence 2 ties → 3

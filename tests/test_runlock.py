@@ -3,8 +3,17 @@
 import subprocess
 import sys
 
-from polyvse.runlock import (RUNS_DIR, LockOwner, claim_directory, owner_alive, process_start, read_owner,
-                             release_directory, this_process, write_owner)
+from polyvse.runlock import (
+    RUNS_DIR,
+    LockOwner,
+    claim_directory,
+    owner_alive,
+    process_start,
+    read_owner,
+    release_directory,
+    this_process,
+    write_owner,
+)
 
 
 def test_this_process_is_alive_and_round_trips(tmp_path):
@@ -73,4 +82,3 @@ def test_a_lock_held_from_another_host_is_left_to_snakemake(tmp_path):
     write_owner(sm / RUNS_DIR / f"{remote.host}.{remote.pid}.json", remote)
     assert claim_directory(sm) is None
     assert (sm / "locks" / "0.output.lock").exists()
-

@@ -45,13 +45,18 @@ def test_test_profile_is_the_slurm_profile_without_the_gpu_request():
     the dicts it restates must be profiles/slurm's, GPU request removed, so
     the cluster test runs the real profile and the two files cannot drift."""
     real, test = load_profile(PROFILE), load_profile(TEST_PROFILE)
-    assert set(test) == {"set-resources", "default-resources", "latency-wait",
-                         "slurm-init-seconds-before-status-checks"}
+    assert set(test) == {
+        "set-resources",
+        "default-resources",
+        "latency-wait",
+        "slurm-init-seconds-before-status-checks",
+    }
     assert set(test) - {"set-resources", "default-resources"} <= set(real)  # only tightens real settings
     # set-resources: identical apart from gpu, which the real profile requests for training
     assert real["set-resources"]["train"]["gpu"] == 1
-    without_gpu = {rule: {k: (0 if k == "gpu" else v) for k, v in res.items()}
-                   for rule, res in real["set-resources"].items()}
+    without_gpu = {
+        rule: {k: (0 if k == "gpu" else v) for k, v in res.items()} for rule, res in real["set-resources"].items()
+    }
     assert test["set-resources"] == without_gpu
     # default-resources: the same resources, only shorter/smaller
     assert set(test["default-resources"]) == set(real["default-resources"])
@@ -69,6 +74,7 @@ def test_test_profile_is_the_slurm_profile_without_the_gpu_request():
 
 # --------------------------------------------------------------- the cluster
 
+
 def cluster_env(**extra: str) -> dict[str, str]:
     """The environment of everything that talks to the local cluster: without the empty
     ``SLURM_CONF`` that tests/conftest.py gives every other test, so that SLURM's commands
@@ -77,16 +83,16 @@ def cluster_env(**extra: str) -> dict[str, str]:
 
 
 def cluster(command: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(CLUSTER), command], capture_output=True, text=True, timeout=600,
-                          env=cluster_env())
+    return subprocess.run(
+        ["bash", str(CLUSTER), command], capture_output=True, text=True, timeout=600, env=cluster_env()
+    )
 
 
 @pytest.fixture(scope="module")
 def slurm_cluster():
     """A local SLURM cluster, up once for the module, always torn down."""
     if os.environ.get("POLYVSE_SLURM_TESTS") != "1" and os.environ.get("CI", "") in ("", "0", "false"):
-        pytest.skip("opt-in: set POLYVSE_SLURM_TESTS=1 (CI sets CI) to install and start a local "
-                    "SLURM cluster as root")
+        pytest.skip("opt-in: set POLYVSE_SLURM_TESTS=1 (CI sets CI) to install and start a local SLURM cluster as root")
     try:
         up = cluster("up")
         if up.returncode == 2:
@@ -104,11 +110,28 @@ def snakemake(workdir: Path, label: str, *args: str) -> tuple[subprocess.Complet
     """One snakemake run in ``workdir`` under ``timeout -s KILL``; returns the
     process (stdout and stderr together) and its wall time in seconds. The
     output is kept as ``workdir/snakemake-<label>.log`` for a post-mortem."""
-    cmd = ["timeout", "-s", "KILL", str(RUN_LIMIT), SNAKEMAKE, "-s", str(REPO / "Snakefile"),
-           "--configfile", str(workdir / "config.yaml"), *args]
+    cmd = [
+        "timeout",
+        "-s",
+        "KILL",
+        str(RUN_LIMIT),
+        SNAKEMAKE,
+        "-s",
+        str(REPO / "Snakefile"),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        *args,
+    ]
     start = time.monotonic()
-    run = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         env=cluster_env(OMP_NUM_THREADS="1"), timeout=RUN_LIMIT + 30)
+    run = subprocess.run(
+        cmd,
+        cwd=workdir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=cluster_env(OMP_NUM_THREADS="1"),
+        timeout=RUN_LIMIT + 30,
+    )
     (workdir / f"snakemake-{label}.log").write_text(run.stdout)
     return run, time.monotonic() - start
 
@@ -123,9 +146,14 @@ def slurm_jobs(output: str) -> list[tuple[str, str]]:
     the run's UUID and comments it ``rule_<rule>[_wildcards_...]``."""
     found = re.search(r"SLURM run ID: ([0-9a-f-]{36})", output)
     assert found, "no 'SLURM run ID' in the snakemake output: the run did not use the SLURM executor"
-    sacct = subprocess.run(["sacct", "-X", "-n", "-P", "--starttime", "now-1days", "--name", found.group(1),
-                            "-o", "JobID,Comment,State"], capture_output=True, text=True, timeout=60, check=True,
-                           env=cluster_env())
+    sacct = subprocess.run(
+        ["sacct", "-X", "-n", "-P", "--starttime", "now-1days", "--name", found.group(1), "-o", "JobID,Comment,State"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env=cluster_env(),
+    )
     jobs = []
     for line in sacct.stdout.splitlines():
         _, comment, state = line.split("|")
@@ -148,9 +176,19 @@ def fail_then_fix(workdir: Path) -> tuple[subprocess.CompletedProcess, float, su
     Returns (failed run, its seconds, re-run)."""
     raw = workdir / "multi30k"
     shutil.copytree(FIXTURE, raw)
-    (workdir / "config.yaml").write_text(yaml.safe_dump({"datasets": {"m30k": {
-        "adapter": "multi30k", "langs": ["en", "de", "fr", "cs"],
-        "multi30k": {"root": "multi30k", "images_dir": "multi30k/images"}}}}))
+    (workdir / "config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "datasets": {
+                    "m30k": {
+                        "adapter": "multi30k",
+                        "langs": ["en", "de", "fr", "cs"],
+                        "multi30k": {"root": "multi30k", "images_dir": "multi30k/images"},
+                    }
+                }
+            }
+        )
+    )
     broken = raw / "data" / "task1" / "raw" / "val.fr.gz"
     lines = gzip.decompress(broken.read_bytes()).decode().splitlines()
     lines[1] = ""
@@ -199,7 +237,7 @@ def test_tiny_workflow_on_slurm_matches_local_run_and_failures_are_reported(slur
     assert Counter(rule for rule, _ in jobs) == remote
     assert all(state == "COMPLETED" for _, state in jobs), jobs
     assert remote["train"] == len(config["variants"]) and remote["evaluate"] >= len(config["variants"])
-    assert "table" in local_jobs and "table" not in remote          # trivial rules stay local
+    assert "table" in local_jobs and "table" not in remote  # trivial rules stay local
     # same seed, CPU, one thread: training is deterministic, the tables identical
     assert (on_slurm / "results" / "table2.tsv").read_text() == (local / "results" / "table2.tsv").read_text()
 

@@ -11,8 +11,7 @@ from polyvse.losses.score_triplet import multimodal_triplet_scores
 from polyvse.losses.triplet import multimodal_triplet
 from polyvse.models.clc import CLCClassifier, clc_average, fit_clc
 from polyvse.models.hem import HEM, SMALR, HEMConfig, LanguageAgnostic, frequent_words
-from polyvse.models.latent_vocab import (LatentAssignment, LatentVocabulary, LatentVocabularyConfig,
-                                         explore_choice)
+from polyvse.models.latent_vocab import LatentAssignment, LatentVocabulary, LatentVocabularyConfig, explore_choice
 from polyvse.models.registry import FAMILIES, model_from_checkpoint
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.objectives_smalr import LatentVocabularyObjective, SMALRObjective
@@ -26,12 +25,13 @@ def vocab():
 
 
 def batch():
-    return {"images": torch.randn(3, 4),
-            "tokens": torch.tensor([[2, 3, 4, 0], [7, 8, 0, 0], [3, 2, 5, 4],
-                                    [9, 7, 0, 0], [2, 2, 0, 0], [9, 0, 0, 0]]),
-            "lengths": torch.tensor([3, 2, 4, 2, 2, 1]),
-            "lang": torch.tensor([0, 1, 0, 1, 0, 1]),
-            "image_of_sentence": torch.tensor([0, 0, 1, 1, 2, 2])}
+    return {
+        "images": torch.randn(3, 4),
+        "tokens": torch.tensor([[2, 3, 4, 0], [7, 8, 0, 0], [3, 2, 5, 4], [9, 7, 0, 0], [2, 2, 0, 0], [9, 0, 0, 0]]),
+        "lengths": torch.tensor([3, 2, 4, 2, 2, 1]),
+        "lang": torch.tensor([0, 1, 0, 1, 0, 1]),
+        "image_of_sentence": torch.tensor([0, 0, 1, 1, 2, 2]),
+    }
 
 
 def unit(*angles):
@@ -53,6 +53,7 @@ def tiny(cls=HEM, k=2, seed=0):
 
 
 # -- hard assignment with exploration -------------------------------------------------
+
 
 def test_exploration_p0_is_the_argmax():
     scores = torch.randn(50, 40)
@@ -81,6 +82,7 @@ def test_exploration_rate():
 
 
 # -- latent vocabulary pretraining ----------------------------------------------------
+
 
 def test_latent_sentence_is_the_mean_of_argmax_embeddings():
     lv = latent_vocab().eval()
@@ -175,10 +177,16 @@ def test_pretraining_triplet_by_hand():
     b = {"tokens": None, "lengths": None, "image_of_sentence": torch.tensor([0, 0, 1, 1])}
     d = lambda a: 1 - math.cos(a)
     m = 0.05
-    hinges = [m + d(0.3) - d(0.35), m + d(0.3) - d(1.5),  # anchor s0, positive s1
-              m + d(0.3) - d(0.05), m + d(0.3) - d(1.2),  # anchor s1, positive s0
-              m + d(1.15) - d(0.35), m + d(1.15) - d(0.05),  # anchor s2, positive s3
-              m + d(1.15) - d(1.5), m + d(1.15) - d(1.2)]  # anchor s3, positive s2
+    hinges = [
+        m + d(0.3) - d(0.35),
+        m + d(0.3) - d(1.5),  # anchor s0, positive s1
+        m + d(0.3) - d(0.05),
+        m + d(0.3) - d(1.2),  # anchor s1, positive s0
+        m + d(1.15) - d(0.35),
+        m + d(1.15) - d(0.05),  # anchor s2, positive s3
+        m + d(1.15) - d(1.5),
+        m + d(1.15) - d(1.2),
+    ]  # anchor s3, positive s2
     expected = sum(max(0.0, h) for h in hinges) / 8
     got = LatentVocabularyObjective()(FixedSentences(s), b)
     assert float(got["loss"]) == pytest.approx(expected, abs=1e-6)
@@ -194,11 +202,16 @@ def test_pretraining_learns_the_scorer():
 
 # -- HEM, LA, SMALR models ------------------------------------------------------------
 
+
 def test_frequent_words_per_language():
     v = vocab()
     got = frequent_words(v, COUNTS, 2)
     assert {v.itos[i] for i in got.nonzero(as_tuple=True)[0].tolist()} == {
-        ("en", "a"), ("en", "red"), ("de", "ein"), ("de", "rot")}
+        ("en", "a"),
+        ("en", "red"),
+        ("de", "ein"),
+        ("de", "rot"),
+    }
 
 
 def test_hem_word_features_mix_specific_and_latent_words():
@@ -262,18 +275,25 @@ def test_smalr_masked_encoding_uses_the_mask_feature():
 def test_smalr_rebuilds_from_its_checkpoint_with_frozen_assignment():
     m, _ = tiny(SMALR)
     m.eval()
-    saved = {"family": m.family, "config": m.config.as_dict(), "state_dict": m.state_dict(),
-             "vocab": vocab().state_dict()}
+    saved = {
+        "family": m.family,
+        "config": m.config.as_dict(),
+        "state_dict": m.state_dict(),
+        "vocab": vocab().state_dict(),
+    }
     again, _ = model_from_checkpoint(saved)
     b = batch()
     assert type(again) is SMALR and FAMILIES["hem"][1] is HEMConfig
     assert torch.equal(again.latent_of_word, m.latent_of_word)
-    assert torch.equal(again.eval().embed_sentences(b["tokens"], b["lengths"], b["lang"]),
-                       m.embed_sentences(b["tokens"], b["lengths"], b["lang"]))
+    assert torch.equal(
+        again.eval().embed_sentences(b["tokens"], b["lengths"], b["lang"]),
+        m.embed_sentences(b["tokens"], b["lengths"], b["lang"]),
+    )
     assert not any(p is m.latent_of_word for p in m.parameters())  # the assignment is not trained
 
 
 # -- MCLM -----------------------------------------------------------------------------
+
 
 def test_masking_rate_is_twenty_percent():
     g = torch.Generator().manual_seed(0)
@@ -315,8 +335,14 @@ def test_mclm_loss_by_hand():
     # the FC's prediction is added to the masked sentence before normalising
     with torch.no_grad():
         head.fc.bias.copy_(torch.tensor([-1.0, 0.0, 0.0, 0.0]))
-    one = mclm_loss(full[:2], torch.tensor([[1.0, 1.0], [0.0, 2.0]]), head, torch.tensor([0]), torch.tensor([1]),
-                    torch.tensor([0, 1]))
+    one = mclm_loss(
+        full[:2],
+        torch.tensor([[1.0, 1.0], [0.0, 2.0]]),
+        head,
+        torch.tensor([0]),
+        torch.tensor([1]),
+        torch.tensor([0, 1]),
+    )
     # s0: (1,1) + (−1,0) = (0,1) vs unit(0) = (1,0): √2; s1: (0,2) vs unit(1 rad)
     expected_one = math.sqrt(2) + torch.linalg.vector_norm(torch.tensor([0.0, 1.0]) - unit(1.0)[0]).item()
     assert one.item() == pytest.approx(expected_one, abs=1e-6)
@@ -334,6 +360,7 @@ def test_mclm_loss_has_finite_gradient_when_nothing_is_masked():
 
 # -- the SMALR objective, eq. (4) ------------------------------------------------------
 
+
 def test_smalr_objective_is_equation_four():
     m, _ = tiny(SMALR)
     obj = SMALRObjective(progress=0.4, generator=torch.Generator().manual_seed(0))
@@ -341,13 +368,24 @@ def test_smalr_objective_is_equation_four():
     torch.manual_seed(5)  # dropout
     t = obj(m, b)
     assert float(t["mask_pairs"]) == 3  # one en–de pair per image
-    expected = (t["multimodal"] + t["multimodal_masked"] + 1e-4 * t["mask"] + 1e-6 * t["language"]
-                + 5e-2 * (t["neighbourhood_universal"] + t["neighbourhood_final"]))
+    expected = (
+        t["multimodal"]
+        + t["multimodal_masked"]
+        + 1e-4 * t["mask"]
+        + 1e-6 * t["language"]
+        + 5e-2 * (t["neighbourhood_universal"] + t["neighbourhood_final"])
+    )
     assert float(t["loss"].detach()) == pytest.approx(float(expected.detach()), rel=1e-6)
     assert float(t["mask"].detach()) == pytest.approx(float((t["mask_universal"] + t["mask_final"]).detach()))
     t["loss"].backward()
-    for p in (m.mask_embedding, m.mclm_universal.fc.weight, m.mclm_final.fc.weight, m.latent_embeddings,
-              m.specific_embeddings, m.language_classifier.weight):
+    for p in (
+        m.mask_embedding,
+        m.mclm_universal.fc.weight,
+        m.mclm_final.fc.weight,
+        m.latent_embeddings,
+        m.specific_embeddings,
+        m.language_classifier.weight,
+    ):
         assert p.grad is not None and p.grad.abs().sum() > 0
     # the same generator seed draws the same masks
     torch.manual_seed(5)
@@ -366,6 +404,7 @@ def test_hem_and_la_objective_has_no_mclm():
 
 
 # -- CLC ------------------------------------------------------------------------------
+
 
 def test_clc_c_has_352_parameters_for_ten_languages():
     assert CLCClassifier(10).parameter_count() == 352
@@ -390,7 +429,8 @@ def test_score_triplet_matches_the_embedding_triplet():
     txt = nn.functional.normalize(torch.randn(8, 6), dim=1)
     owner = torch.tensor([0, 0, 1, 1, 2, 2, 3, 3])
     assert float(multimodal_triplet_scores(txt @ img.T, owner, 0.05, 3)) == pytest.approx(
-        float(multimodal_triplet(img, txt, owner, 0.05, 3)), abs=1e-6)
+        float(multimodal_triplet(img, txt, owner, 0.05, 3)), abs=1e-6
+    )
 
 
 def test_fit_clc_learns_to_trust_the_informative_language():

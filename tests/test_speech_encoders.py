@@ -7,8 +7,15 @@ import math
 import pytest
 import torch
 
-from polyvse.speech.encoders import (AudioCNN, AvgPoolLen, ImageEncoder, MaskedBatchNorm1d, SpeechEncoders,
-                                     build_audio_encoder, thesis_avg_pool_len)
+from polyvse.speech.encoders import (
+    AudioCNN,
+    AvgPoolLen,
+    ImageEncoder,
+    MaskedBatchNorm1d,
+    SpeechEncoders,
+    build_audio_encoder,
+    thesis_avg_pool_len,
+)
 
 SMALL = (8, 8, 16, 16, 32)  # first conv + 4 stages; the paper's is (128, 128, 256, 512, 1024)
 
@@ -44,8 +51,9 @@ def test_paper_sizes():
     assert 3.9e6 < n_params(build_audio_encoder("mhsa")) - base < 4.5e6
     assert 8.0e6 < n_params(build_audio_encoder("transformer")) - base < 8.8e6
     # §5.1: the channel tag has about 150 k more parameters than the sequence tag
-    diff = n_params(build_audio_encoder(lang_tag="channel", n_langs=3)) - \
-        n_params(build_audio_encoder(lang_tag="sequence", n_langs=3))
+    diff = n_params(build_audio_encoder(lang_tag="channel", n_langs=3)) - n_params(
+        build_audio_encoder(lang_tag="sequence", n_langs=3)
+    )
     assert 1.3e5 < diff < 1.7e5
 
 

@@ -30,6 +30,7 @@ def write_wav(path, signal, sr=SR, subtype="PCM_16"):
 
 # ----------------------------------------------------------------------------- wav validation
 
+
 def test_missing_empty_and_non_wav_files_name_the_path(tmp_path):
     missing = tmp_path / "missing.wav"
     with pytest.raises(InputError, match="does not exist") as err:
@@ -80,6 +81,7 @@ def test_read_wav_resamples_and_mixes_to_mono(tmp_path):
 
 # ----------------------------------------------------------------------------- log-Mel
 
+
 @pytest.mark.parametrize("n", [16000, 16159, 16160, 400, 1])
 def test_logmel_shape_and_frame_count(n):
     signal = np.random.default_rng(0).standard_normal(n).astype(np.float32) * 0.1
@@ -108,6 +110,7 @@ def test_preemphasis():
 
 
 # ----------------------------------------------------------------------------- store
+
 
 def _feats(n: int, seed: int = 0) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
@@ -176,6 +179,7 @@ def test_extract_store_names_a_bad_wav(tmp_path):
 
 
 # ----------------------------------------------------------------------------- truncation and padding
+
 
 def test_truncation_rule():
     lengths = np.arange(1, 101)  # 100 utterances: the 5 longest (96..100) are cut to 95

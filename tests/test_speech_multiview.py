@@ -6,8 +6,14 @@ import pytest
 import torch
 
 from polyvse.losses.margin_softmax import InfoNCELoss
-from polyvse.speech.multiview import (FRAMEWORKS, anchor, average_all_anchor, average_others_anchor, full_graph,
-                                      multiview_loss)
+from polyvse.speech.multiview import (
+    FRAMEWORKS,
+    anchor,
+    average_all_anchor,
+    average_others_anchor,
+    full_graph,
+    multiview_loss,
+)
 from polyvse.speech.schedule import WarmupStepDecay, make_adam, warmup_step_decay_scheduler
 
 # four views whose rows are all the constant k: a squared-difference "loss" of
@@ -78,7 +84,7 @@ def test_warmup_then_step_decay():
     assert f(99) == pytest.approx(1.0)
     assert f(149) == pytest.approx(1.0)
     assert f(150) == pytest.approx(0.99)
-    assert f(250) == pytest.approx(0.99 ** 3)
+    assert f(250) == pytest.approx(0.99**3)
 
 
 def test_scheduler_drives_adam_learning_rate():

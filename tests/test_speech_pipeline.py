@@ -33,13 +33,22 @@ LANGS = ["en", "hi", "ja"]
 
 # ----------------------------------------------------------------------------- utterance tables
 
+
 def _captions(n: int = 3) -> pd.DataFrame:
     rows = []
     for i in range(n):
         for lang in LANGS:
             for cap in (0, 1):
-                rows.append({"image_id": f"im{i}", "split": "train" if i else "test", "lang": lang, "cap_idx": cap,
-                             "text": f"{lang} caption {cap} of {i}", "origin": "human"})
+                rows.append(
+                    {
+                        "image_id": f"im{i}",
+                        "split": "train" if i else "test",
+                        "lang": lang,
+                        "cap_idx": cap,
+                        "text": f"{lang} caption {cap} of {i}",
+                        "origin": "human",
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -69,8 +78,7 @@ def test_validate_utterances_refuses_duplicates_and_split_changes():
 
 
 def _wav(path: Path, seconds: float = 0.2) -> str:
-    sf.write(str(path), (0.1 * np.sin(np.arange(int(16000 * seconds)) / 5)).astype(np.float32), 16000,
-             subtype="PCM_16")
+    sf.write(str(path), (0.1 * np.sin(np.arange(int(16000 * seconds)) / 5)).astype(np.float32), 16000, subtype="PCM_16")
     return path.name
 
 
@@ -85,27 +93,40 @@ def test_utterance_list_skips_other_languages_and_incomplete_images(tmp_path):
         for lang in ["en", "hi", "de"]:
             rows.append([f"p{i}", split, lang, _wav(tmp_path / f"p{i}_{lang}.wav")])
     rows.append(["p3", "val", "en", _wav(tmp_path / "p3_en.wav")])  # no Hindi: left out
-    listed = _write_list(tmp_path / "list.csv", [r + [f"img/p{r[0][1:]}.jpg"] for r in rows], sep=",",
-                         header=("image_id", "split", "lang", "wav", "image"))
+    listed = _write_list(
+        tmp_path / "list.csv",
+        [r + [f"img/p{r[0][1:]}.jpg"] for r in rows],
+        sep=",",
+        header=("image_id", "split", "lang", "wav", "image"),
+    )
     utt, images, counts = read_utterance_list(listed, ["en", "hi"], images_dir="/data/places")
     assert counts == {"rows": 10, "other_language_rows": 3, "incomplete_images": 1, "images": 3}
     assert utt["lang"].tolist() == ["en"] * 3 + ["hi"] * 3
     assert utt["path"].iloc[0] == str(tmp_path / "p0_en.wav")  # relative to the list
-    assert images.to_dict("list") == {"image_id": ["p0", "p1", "p2"], "split": ["train", "train", "test"],
-                                      "path": [f"/data/places/img/p{i}.jpg" for i in range(3)]}
+    assert images.to_dict("list") == {
+        "image_id": ["p0", "p1", "p2"],
+        "split": ["train", "train", "test"],
+        "path": [f"/data/places/img/p{i}.jpg" for i in range(3)],
+    }
 
 
 def test_utterance_list_bad_wavs_name_the_file_and_line(tmp_path):
     good = [_wav(tmp_path / "a_en.wav"), _wav(tmp_path / "a_hi.wav")]
-    cases = {"missing.wav": "does not exist", "empty.wav": "empty", "text.wav": "not a WAV",
-             "short.wav": "truncated"}
+    cases = {"missing.wav": "does not exist", "empty.wav": "empty", "text.wav": "not a WAV", "short.wav": "truncated"}
     (tmp_path / "empty.wav").write_bytes(b"")
     (tmp_path / "text.wav").write_text("hello")
     data = (tmp_path / "a_en.wav").read_bytes()
     (tmp_path / "short.wav").write_bytes(data[: len(data) // 2])  # header promises twice the audio
     for name, reason in cases.items():
-        listed = _write_list(tmp_path / "l.tsv", [["a", "train", "en", good[0]], ["a", "train", "hi", good[1]],
-                                                  ["b", "train", "en", good[0]], ["b", "train", "hi", name]])
+        listed = _write_list(
+            tmp_path / "l.tsv",
+            [
+                ["a", "train", "en", good[0]],
+                ["a", "train", "hi", good[1]],
+                ["b", "train", "en", good[0]],
+                ["b", "train", "hi", name],
+            ],
+        )
         with pytest.raises(InputError, match=reason) as err:
             read_utterance_list(listed, ["en", "hi"])
         assert err.value.where == str(tmp_path / name)
@@ -115,8 +136,9 @@ def test_utterance_list_bad_wavs_name_the_file_and_line(tmp_path):
 def test_utterance_list_format_errors_name_the_line(tmp_path):
     wav = _wav(tmp_path / "a.wav")
     with pytest.raises(InputError, match="missing column"):
-        read_utterance_list(_write_list(tmp_path / "l.tsv", [["a", "train", "en"]], header=("image_id", "split", "lang")),
-                            ["en"])
+        read_utterance_list(
+            _write_list(tmp_path / "l.tsv", [["a", "train", "en"]], header=("image_id", "split", "lang")), ["en"]
+        )
     bad = _write_list(tmp_path / "l.tsv", [["a", "train", "en", wav], ["b", "dev", "en", wav]])
     with pytest.raises(InputError, match="split 'dev'") as err:
         read_utterance_list(bad, ["en"])
@@ -130,6 +152,7 @@ def test_utterance_list_format_errors_name_the_line(tmp_path):
 
 
 # ----------------------------------------------------------------------------- view sets
+
 
 def _toy_stores(tmp_path: Path, ids: list[str], langs=LANGS, seed: int = 0) -> dict:
     """Per-language stores whose utterance i has a length and frames that encode its image."""
@@ -150,8 +173,9 @@ def _toy_stores(tmp_path: Path, ids: list[str], langs=LANGS, seed: int = 0) -> d
 
 
 def _toy_utterances(ids: list[str], splits: list[str], langs=LANGS) -> pd.DataFrame:
-    return pd.DataFrame([{"image_id": i, "split": s, "lang": l, "path": f"wav/{l}/{i}.wav"}
-                         for l in langs for i, s in zip(ids, splits)])
+    return pd.DataFrame(
+        [{"image_id": i, "split": s, "lang": l, "path": f"wav/{l}/{i}.wav"} for l in langs for i, s in zip(ids, splits)]
+    )
 
 
 def test_view_set_aligns_stores_by_image_and_truncates(tmp_path):
@@ -180,6 +204,7 @@ def test_view_set_aligns_stores_by_image_and_truncates(tmp_path):
 
 # ----------------------------------------------------------------------------- retrieval
 
+
 def test_view_pairs_follow_the_thesis_columns():
     assert [p[0] for p in view_pairs(LANGS)] == ["E&I", "H&I", "J&I", "H&E", "J&E", "J&H"]
     assert view_pairs(LANGS)[3][1:] == ("hi", "en", "cross")
@@ -206,17 +231,22 @@ def test_pair_retrieval_by_hand():
     dot = pair_retrieval(skew, LANGS).set_index("pair")
     cos = pair_retrieval(skew, LANGS, normalize=True).set_index("pair")
     assert dot.loc["E&I", "r1_ba"] == pytest.approx(100 / 12) and cos.loc["E&I", "r1_ba"] == 100.0
-    assert mean_recall(table, "image") == pytest.approx(table.loc[["E&I", "H&I", "J&I"], ["r1", "r5", "r10"]]
-                                                        .to_numpy().mean())
+    assert mean_recall(table, "image") == pytest.approx(
+        table.loc[["E&I", "H&I", "J&I"], ["r1", "r5", "r10"]].to_numpy().mean()
+    )
 
 
 def test_ties_count_against_the_truth_as_in_the_text_metric():
     """One convention (polyvse.evaluate.retrieval.pessimistic_ranks): rank = 1 + others scoring >= the truth."""
-    scores = np.array([[0.5, 0.5, 0.5, 0.1],   # two others tie with the truth → rank 3
-                       [0.2, 0.9, 0.3, 0.9],   # one other ties → rank 2
-                       [0.0, 0.0, 0.7, 0.0],   # alone at the top → rank 1
-                       [0.4, 0.4, 0.4, 0.4]],  # everything ties → rank 4 (last)
-                      dtype=np.float32)
+    scores = np.array(
+        [
+            [0.5, 0.5, 0.5, 0.1],  # two others tie with the truth → rank 3
+            [0.2, 0.9, 0.3, 0.9],  # one other ties → rank 2
+            [0.0, 0.0, 0.7, 0.0],  # alone at the top → rank 1
+            [0.4, 0.4, 0.4, 0.4],
+        ],  # everything ties → rank 4 (last)
+        dtype=np.float32,
+    )
     assert diagonal_ranks(scores).tolist() == [3, 2, 1, 4]
     recalls, medr = diagonal_recalls(scores, (1, 2, 3))
     assert recalls == {1: 25.0, 2: 50.0, 3: 75.0} and medr == 2.5
@@ -243,13 +273,38 @@ def test_ties_count_against_the_truth_as_in_the_text_metric():
 
 # ----------------------------------------------------------------------------- model, training, resume
 
-SMALL_MODEL = {"widths": [8, 8, 8], "kernel": 3, "convs_per_stage": 2, "convs_per_residual": 2, "pooling": "avg",
-               "length_rule": "strides", "heads": 2, "dropout": 0.1, "use_cls": True, "ff_dim": 16,
-               "internal_attention": False, "sharing": "none", "lang_dim": 4}
-TRAINING = {"epochs": 3, "batch_size": 8, "lr": 0.01, "attention_lr": None, "weight_decay": 0.0,
-            "warmup_fraction": 0.1, "decay": 0.99, "decay_every": 2, "grad_clip": 0.0, "truncate_fraction": 0.05,
-            "loss": "mms_sched", "loss_options": {}, "framework": "full_graph", "eval_batch_size": 5,
-            "device": "cpu"}
+SMALL_MODEL = {
+    "widths": [8, 8, 8],
+    "kernel": 3,
+    "convs_per_stage": 2,
+    "convs_per_residual": 2,
+    "pooling": "avg",
+    "length_rule": "strides",
+    "heads": 2,
+    "dropout": 0.1,
+    "use_cls": True,
+    "ff_dim": 16,
+    "internal_attention": False,
+    "sharing": "none",
+    "lang_dim": 4,
+}
+TRAINING = {
+    "epochs": 3,
+    "batch_size": 8,
+    "lr": 0.01,
+    "attention_lr": None,
+    "weight_decay": 0.0,
+    "warmup_fraction": 0.1,
+    "decay": 0.99,
+    "decay_every": 2,
+    "grad_clip": 0.0,
+    "truncate_fraction": 0.05,
+    "loss": "mms_sched",
+    "loss_options": {},
+    "framework": "full_graph",
+    "eval_batch_size": 5,
+    "device": "cpu",
+}
 
 
 def test_parameter_groups_give_attention_layers_their_rate():
@@ -259,8 +314,9 @@ def test_parameter_groups_give_attention_layers_their_rate():
     assert groups[1]["lr"] == 1e-4 and {id(p) for p in groups[1]["params"]} == attention and attention
     assert sum(len(g["params"]) for g in groups) == len(list(model.parameters()))
     assert len(parameter_groups(model, 1e-3, None)) == 1
-    views = model.views({"image": torch.zeros(2, 6),
-                         "speech": {l: (torch.zeros(2, 10, 40), torch.tensor([10, 4])) for l in LANGS}})
+    views = model.views(
+        {"image": torch.zeros(2, 6), "speech": {l: (torch.zeros(2, 10, 40), torch.tensor([10, 4])) for l in LANGS}}
+    )
     assert len(views) == 4 and all(v.shape == (2, 8) for v in views)
 
 
@@ -342,7 +398,7 @@ def _keyword_data(tmp_path: Path, n: int, seed: int):
             for w in rng.permutation(words):
                 chunks.append(np.zeros((int(rng.integers(2, 8)), 40), np.float32))
                 word = np.zeros((int(rng.integers(6, 11)), 40), np.float32)
-                word[:, 6 * w:6 * w + 4] = rng.uniform(2.0, 4.0)
+                word[:, 6 * w : 6 * w + 4] = rng.uniform(2.0, 4.0)
                 chunks.append(word)
             chunks.append(np.zeros((int(rng.integers(2, 8)), 40), np.float32))
             frames.append(np.concatenate(chunks) + rng.normal(0, 0.3, (sum(len(c) for c in chunks), 40)))
@@ -367,8 +423,14 @@ def test_speech_models_learn_words_that_generalise(tmp_path):
         held_out.append(view_set(_toy_utterances(p_ids, [split] * 32), split, p_stores, index, LANGS))
     model = {**SMALL_MODEL, "widths": [16, 16, 32], "kernel": 5}
     training = {**TRAINING, "epochs": 8, "batch_size": 16, "lr": 0.003, "loss": "infonce", "decay_every": 50}
-    trained = train_speech(train, held_out[0], features, {"model": model, "training": training, "seed": 0},
-                           tmp_path / "ckpt", progress=False)
+    trained = train_speech(
+        train,
+        held_out[0],
+        features,
+        {"model": model, "training": training, "seed": 0},
+        tmp_path / "ckpt",
+        progress=False,
+    )
     from polyvse.speech.evaluate import evaluate_views, retrieval_scores
 
     test = retrieval_scores(evaluate_views(trained.model, held_out[1], torch.from_numpy(features), False, 16, "cpu"))
@@ -380,26 +442,57 @@ def test_run_epochs_validates_with_a_mapping_and_keeps_the_best(tmp_path):
     model = torch.nn.Linear(2, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     scores = iter([1.0, 3.0, 2.0])
-    result = run_epochs(model, opt, lambda rng: [torch.ones(4, 2)], 1, lambda b: {"loss": model(b).pow(2).mean()},
-                        lambda m: {"score": next(scores), "other": 0.5}, epochs=3, seed=0,
-                        checkpoint_dir=tmp_path, run_id="x", device=torch.device("cpu"), score_name="score",
-                        progress=False)
+    result = run_epochs(
+        model,
+        opt,
+        lambda rng: [torch.ones(4, 2)],
+        1,
+        lambda b: {"loss": model(b).pow(2).mean()},
+        lambda m: {"score": next(scores), "other": 0.5},
+        epochs=3,
+        seed=0,
+        checkpoint_dir=tmp_path,
+        run_id="x",
+        device=torch.device("cpu"),
+        score_name="score",
+        progress=False,
+    )
     assert result.best_epoch == 2 and result.best_score == 3.0
     assert list(result.log.columns[:4]) == ["epoch", "loss", "score", "other"]
 
 
 # ----------------------------------------------------------------------------- tables
 
+
 def test_speech_table_layout_and_markdown():
     pairs = [p[0] for p in view_pairs(LANGS)]
-    evals = {v: pd.DataFrame({"pair": pairs, "r1": np.arange(6) + off, "r5": np.arange(6) + 10 + off,
-                              "r10": np.arange(6) + 20 + off, "best_epoch": ep, "n": 64})
-             for v, off, ep in (("a", 0.0, 3), ("b", 0.5, 7))}
+    evals = {
+        v: pd.DataFrame(
+            {
+                "pair": pairs,
+                "r1": np.arange(6) + off,
+                "r5": np.arange(6) + 10 + off,
+                "r10": np.arange(6) + 20 + off,
+                "best_epoch": ep,
+                "n": 64,
+            }
+        )
+        for v, off, ep in (("a", 0.0, 3), ("b", 0.5, 7))
+    }
     params = {"a": {"params": 1234}, "b": {"params": 99}}
-    table = speech_table([{"name": "Avg. Pool", "variant": "a"}, {"name": "MHSA", "variant": "b"},
-                          {"name": "again", "variant": "a"}], evals, params, LANGS)
-    assert list(table.columns) == ["model", *block_columns(LANGS, "image"), *block_columns(LANGS, "cross"),
-                                   "Ep", "params"]
+    table = speech_table(
+        [{"name": "Avg. Pool", "variant": "a"}, {"name": "MHSA", "variant": "b"}, {"name": "again", "variant": "a"}],
+        evals,
+        params,
+        LANGS,
+    )
+    assert list(table.columns) == [
+        "model",
+        *block_columns(LANGS, "image"),
+        *block_columns(LANGS, "cross"),
+        "Ep",
+        "params",
+    ]
     assert table.shape == (3, 1 + 18 + 2)
     row = table.iloc[1]
     assert (row["E&I.R1"], row["J&I.R5"], row["H&E.R1"], row["J&H.R10"], row["Ep"]) == (0.5, 12.5, 3.5, 25.5, 7)
@@ -414,11 +507,20 @@ def test_speech_table_footnotes_follow_the_chance_line_as_paragraphs():
     report = {"rows": [], "notes": ["Hyper is Table 3.1's run.", "  † an ablation.  "]}
     notes = [chance_note(64), *table_notes(report, "speech_table3_2")]
     assert notes[1:] == ["Hyper is Table 3.1's run.", "† an ablation."]
-    table = pd.DataFrame([{"model": "a", **{c: 1.0 for c in block_columns(LANGS, "image")
-                                           + block_columns(LANGS, "cross")}, "Ep": 1, "params": 5}])
+    table = pd.DataFrame(
+        [
+            {
+                "model": "a",
+                **{c: 1.0 for c in block_columns(LANGS, "image") + block_columns(LANGS, "cross")},
+                "Ep": 1,
+                "params": 5,
+            }
+        ]
+    )
     md = speech_markdown(table, LANGS, "T", notes)
-    assert md.endswith("chance level R@1 1.56%, R@5 7.81%, R@10 15.62%.\n\nHyper is Table 3.1's run.\n\n"
-                       "† an ablation.\n")
+    assert md.endswith(
+        "chance level R@1 1.56%, R@5 7.81%, R@10 15.62%.\n\nHyper is Table 3.1's run.\n\n† an ablation.\n"
+    )
     assert table_notes({"rows": []}, "t") == []
     for bad in ("one string", ["ok", ""], [3]):
         with pytest.raises(ValueError, match="speech.reports.t.notes: expected a list of non-empty strings"):
@@ -446,6 +548,7 @@ def test_default_config_footnotes_table_3_2_hyper_and_marks_the_schedule_ablatio
 
 
 # ----------------------------------------------------------------------------- config
+
 
 def test_loss_options_match_the_objectives():
     assert set(SPEECH_LOSS_OPTIONS) == set(OBJECTIVES)
@@ -485,21 +588,35 @@ def test_speech_config_checks_name_the_key():
     fails(lambda c: v(c)["mms"]["training"].update(epoch=3), "speech.variants.mms.training.epoch", "not a setting")
     fails(lambda c: v(c)["mms"]["training"].update(lr="fast"), "speech.variants.mms.training.lr", "not of type")
     # (variants without overrides share snakemake's default {}: replace it, never update it)
-    fails(lambda c: v(c)["mms"].update(model={"pooling": "max"}), "speech.variants.mms.model.pooling",
-          "is not one of")
-    fails(lambda c: v(c)["infonce"]["training"].update(loss_options={"lambda_u": 1}),
-          "speech.variants.infonce.training.loss_options.lambda_u", "loss infonce takes similarity")
-    fails(lambda c: c["speech"]["reports"]["speech_table3_1"]["rows"].append({"name": "x", "variant": "nope"}),
-          "speech.reports.speech_table3_1.rows[4]", "unknown speech variant")
-    fails(lambda c: c["reports"].update(speech_table3_2=c["reports"]["table2"]), "speech.reports.speech_table3_2",
-          "same name")
-    fails(lambda c: c["datasets"]["spoken"]["synthetic"].update(profile="coco"),
-          "datasets.spoken.synthetic.profile", "profile all")
+    fails(lambda c: v(c)["mms"].update(model={"pooling": "max"}), "speech.variants.mms.model.pooling", "is not one of")
+    fails(
+        lambda c: v(c)["infonce"]["training"].update(loss_options={"lambda_u": 1}),
+        "speech.variants.infonce.training.loss_options.lambda_u",
+        "loss infonce takes similarity",
+    )
+    fails(
+        lambda c: c["speech"]["reports"]["speech_table3_1"]["rows"].append({"name": "x", "variant": "nope"}),
+        "speech.reports.speech_table3_1.rows[4]",
+        "unknown speech variant",
+    )
+    fails(
+        lambda c: c["reports"].update(speech_table3_2=c["reports"]["table2"]),
+        "speech.reports.speech_table3_2",
+        "same name",
+    )
+    fails(
+        lambda c: c["datasets"]["spoken"]["synthetic"].update(profile="coco"),
+        "datasets.spoken.synthetic.profile",
+        "profile all",
+    )
     fails(lambda c: v(c)["mms"].update(dataset="m30k"), "datasets.m30k.synthetic.profile", "speech variant mms")
     fails(lambda c: v(c)["mms"].update(dataset="nope"), "speech.variants.mms.dataset", "unknown dataset")
     fails(lambda c: c["datasets"]["spoken"].update(langs=["en", "de"]), "datasets.spoken.langs", "espeak-ng voice")
-    fails(lambda c: v(c)["mms"].update(model={"pooling": "mhsa", "heads": 3}), "speech.variants.mms.model.heads",
-          "do not divide")
+    fails(
+        lambda c: v(c)["mms"].update(model={"pooling": "mhsa", "heads": 3}),
+        "speech.variants.mms.model.heads",
+        "do not divide",
+    )
 
 
 def test_extraction_processes_only_when_worth_it():
@@ -509,11 +626,17 @@ def test_extraction_processes_only_when_worth_it():
 def test_places_speech_adapter_gives_images_and_no_captions(tmp_path):
     from polyvse.data.adapters import make_dataset
 
-    rows = [[f"p{i}", "train" if i else "test", lang, _wav(tmp_path / f"p{i}_{lang}.wav"), f"p{i}.jpg"]
-            for i in range(3) for lang in ("en", "hi")]
+    rows = [
+        [f"p{i}", "train" if i else "test", lang, _wav(tmp_path / f"p{i}_{lang}.wav"), f"p{i}.jpg"]
+        for i in range(3)
+        for lang in ("en", "hi")
+    ]
     listed = _write_list(tmp_path / "list.tsv", rows, header=("image_id", "split", "lang", "wav", "image"))
-    settings = {"adapter": "places_speech", "langs": ["en", "hi"],
-                "places_speech": {"utterances": str(listed), "images_dir": None}}
+    settings = {
+        "adapter": "places_speech",
+        "langs": ["en", "hi"],
+        "places_speech": {"utterances": str(listed), "images_dir": None},
+    }
     captions, images = make_dataset("places", settings, tmp_path / "out")
     assert captions.empty and list(captions.columns[:6]) == ["image_id", "split", "lang", "cap_idx", "text", "origin"]
     assert images["image_id"].tolist() == ["p0", "p1", "p2"] and images["split"].tolist() == ["test", "train", "train"]

@@ -8,11 +8,20 @@ import soundfile as sf
 
 from polyvse.errors import InputError
 from polyvse.speech.audio import check_wav
-from polyvse.speech.tts import (SpeechRequest, Voice, VoicePool, espeak_available, item_rng, pick_voice,
-                                synthesize, synthesize_batch)
+from polyvse.speech.tts import (
+    SpeechRequest,
+    Voice,
+    VoicePool,
+    espeak_available,
+    item_rng,
+    pick_voice,
+    synthesize,
+    synthesize_batch,
+)
 
-pytestmark = pytest.mark.skipif(not espeak_available(),
-                                reason="espeak-ng is not installed (apt-get install -y espeak-ng)")
+pytestmark = pytest.mark.skipif(
+    not espeak_available(), reason="espeak-ng is not installed (apt-get install -y espeak-ng)"
+)
 
 CAPTIONS = {
     "en": "a small red circle is above two large blue squares",
@@ -33,8 +42,16 @@ def test_synthesize_writes_16k_mono_pcm16(tmp_path, lang):
     assert result.duration_s == pytest.approx(info.duration, abs=1e-3)
     signal, _ = sf.read(str(out))
     assert np.abs(signal).max() > 0.05  # not silence
-    assert result.voice.split("+")[0] in {"en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029",
-                                          "en-us-nyc", "hi", "ja"}
+    assert result.voice.split("+")[0] in {
+        "en-us",
+        "en-gb",
+        "en-gb-scotland",
+        "en-gb-x-rp",
+        "en-029",
+        "en-us-nyc",
+        "hi",
+        "ja",
+    }
 
 
 def test_rate_changes_duration(tmp_path):
@@ -52,8 +69,9 @@ def test_voices_vary_and_are_reproducible():
 
 
 def test_a_narrow_pool_draws_only_its_voices():
-    pool = VoicePool.from_config({"accents": {"en": ["en-gb"]}, "variants": ["f2"], "rate_wpm": [170, 175],
-                                  "pitch": [40, 41]})
+    pool = VoicePool.from_config(
+        {"accents": {"en": ["en-gb"]}, "variants": ["f2"], "rate_wpm": [170, 175], "pitch": [40, 41]}
+    )
     voices = [pick_voice("en", item_rng(3, f"utt{i}"), pool) for i in range(20)]
     assert {v.name for v in voices} == {"en-gb+f2"}
     assert {v.rate for v in voices} <= set(range(170, 176)) and len({v.rate for v in voices}) > 1
@@ -85,8 +103,11 @@ def test_japanese_must_be_kana(tmp_path):
 
 
 def test_batch_is_deterministic_and_timed(tmp_path):
-    requests = [SpeechRequest(CAPTIONS[lang], lang, str(tmp_path / "a" / f"{lang}{i}.wav"))
-                for i in range(2) for lang in ("en", "hi", "ja")]
+    requests = [
+        SpeechRequest(CAPTIONS[lang], lang, str(tmp_path / "a" / f"{lang}{i}.wav"))
+        for i in range(2)
+        for lang in ("en", "hi", "ja")
+    ]
     first = synthesize_batch(requests, seed=3, progress=False)
     assert first.table["path"].tolist() == [r.path for r in requests]
     assert (first.table["synth_s"] > 0).all()

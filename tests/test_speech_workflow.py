@@ -19,28 +19,47 @@ from polyvse.speech.tts import espeak_available
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
-TABLES = ["speech_table3_1", "speech_table3_2", "speech_table3_3", "speech_table3_4", "speech_table4_1",
-          "speech_table5_1"]
+TABLES = [
+    "speech_table3_1",
+    "speech_table3_2",
+    "speech_table3_3",
+    "speech_table3_4",
+    "speech_table4_1",
+    "speech_table5_1",
+]
 IMAGE_COLS = [f"{p}.R{k}" for k in (1, 5, 10) for p in ("E&I", "H&I", "J&I")]
 CROSS_COLS = [f"{p}.R{k}" for k in (1, 5, 10) for p in ("H&E", "J&E", "J&H")]
 ROWS = {
     "speech_table3_1": ["Unif. 1", "Unif. .875", "Unif. .75", "Unif. .5"],
     "speech_table3_2": ["Hyper", "Triplet", "InfoNCE", "MMS", "MMS_Sch.", "MMS_Adap.", "MMS_Sch. †"],
-    "speech_table3_3": ["MH Attn. Lr.:001 D:.1", "MH Attn. Lr.:0001 D:.1", "MH Attn. Lr.:001 D:.3",
-                        "MH Attn. Lr.:001 D:.5", "Avg. Pool"],
+    "speech_table3_3": [
+        "MH Attn. Lr.:001 D:.1",
+        "MH Attn. Lr.:0001 D:.1",
+        "MH Attn. Lr.:001 D:.3",
+        "MH Attn. Lr.:001 D:.5",
+        "Avg. Pool",
+    ],
     "speech_table3_4": ["MH:No CLS", "MH:Internal", "Transformer", "Base MHSA", "Avg. Pool"],
     "speech_table4_1": ["Img. Anch.", "Avg.All", "Avg.Oth.", "Full-Graph"],
     "speech_table5_1": ["Basic", "Seq Tag", "Chann Tag", "Baseline"],
 }
 
-pytestmark = [pytest.mark.workflow,
-              pytest.mark.skipif(not espeak_available(), reason="espeak-ng is not installed (./setup.sh installs it)")]
+pytestmark = [
+    pytest.mark.workflow,
+    pytest.mark.skipif(not espeak_available(), reason="espeak-ng is not installed (./setup.sh installs it)"),
+]
 
 
 # rows whose variants differ from another row's only in a number (λ_u, the attention layer's
 # learning rate or dropout) read that row's variant here: 17 trainings instead of 23 keep the test fast
-SAME_CODE_PATH = {"hyper_u1": "hyper_u075", "hyper_u0875": "hyper_u075", "hyper_u05": "hyper_u075",
-                  "mhsa_lr1e3_d1": "mhsa_lr1e4_d1", "mhsa_lr1e3_d3": "mhsa_lr1e4_d1", "mhsa_lr1e3_d5": "mhsa_lr1e4_d1"}
+SAME_CODE_PATH = {
+    "hyper_u1": "hyper_u075",
+    "hyper_u0875": "hyper_u075",
+    "hyper_u05": "hyper_u075",
+    "mhsa_lr1e3_d1": "mhsa_lr1e4_d1",
+    "mhsa_lr1e3_d3": "mhsa_lr1e4_d1",
+    "mhsa_lr1e3_d5": "mhsa_lr1e4_d1",
+}
 
 
 def tiny_config() -> dict:
@@ -56,9 +75,20 @@ def tiny_config() -> dict:
             row["variant"] = SAME_CODE_PATH.get(row["variant"], row["variant"])
     return {
         "seed": 0,
-        "datasets": {"spoken": {**default["datasets"]["spoken"],
-                                "synthetic": {"profile": "all", "lexicon": "closed", "n_train": 8, "n_val": 4,
-                                              "n_test": 4, "captions_per_image": 1, "image_size": 32}}},
+        "datasets": {
+            "spoken": {
+                **default["datasets"]["spoken"],
+                "synthetic": {
+                    "profile": "all",
+                    "lexicon": "closed",
+                    "n_train": 8,
+                    "n_val": 4,
+                    "n_test": 4,
+                    "captions_per_image": 1,
+                    "image_size": 32,
+                },
+            }
+        },
         "findings": {"seeds": 0},  # the seed replicas are tested on the tiny SMALR run (tests/test_workflow_smalr.py)
         "speech": speech,
         "resources": {"features": {"threads": 1}, "speech_train": {"threads": 1}},
@@ -98,14 +128,20 @@ def test_tiny_speech_workflow_writes_the_six_thesis_tables(tmp_path):
         for note in default_notes(name):  # the report's footnotes, each its own paragraph
             assert f"\n\n{note}" in md, (name, note)
     # Table 3.2's Hyper row is Table 3.1's λ_u = .75 run (the thesis names no difference), footnoted
-    t31, t32 = (pd.read_csv(tmp_path / "results" / f"{n}.tsv", sep="\t") for n in ("speech_table3_1", "speech_table3_2"))
-    pd.testing.assert_series_equal(t31.iloc[2, 1:].reset_index(drop=True), t32.iloc[0, 1:].reset_index(drop=True),
-                                   check_names=False)
+    t31, t32 = (
+        pd.read_csv(tmp_path / "results" / f"{n}.tsv", sep="\t") for n in ("speech_table3_1", "speech_table3_2")
+    )
+    pd.testing.assert_series_equal(
+        t31.iloc[2, 1:].reset_index(drop=True), t32.iloc[0, 1:].reset_index(drop=True), check_names=False
+    )
     assert "Hyper is the run of Table 3.1's row Unif. .75" in (tmp_path / "results" / "speech_table3_2.md").read_text()
     # the shared baseline is one training, read by five tables
-    t32, t41 = (pd.read_csv(tmp_path / "results" / f"{n}.tsv", sep="\t") for n in ("speech_table3_2", "speech_table4_1"))
-    pd.testing.assert_series_equal(t32.iloc[2, 1:].reset_index(drop=True), t41.iloc[3, 1:].reset_index(drop=True),
-                                   check_names=False)
+    t32, t41 = (
+        pd.read_csv(tmp_path / "results" / f"{n}.tsv", sep="\t") for n in ("speech_table3_2", "speech_table4_1")
+    )
+    pd.testing.assert_series_equal(
+        t32.iloc[2, 1:].reset_index(drop=True), t41.iloc[3, 1:].reset_index(drop=True), check_names=False
+    )
     # one encoder for all languages has fewer parameters; its channel tag widens every stage
     basic, seq, chan, separate = pd.read_csv(tmp_path / "results" / "speech_table5_1.tsv", sep="\t")["params"]
     assert basic < seq < chan < separate

@@ -11,8 +11,20 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from polyvse.data.synthetic import (CaptionPlan, Mention, ObjectGroup, Scene, build_dataset, caption, image_rng,
-                                    make_scene, realise, render_scene, write_dataset, write_dictionaries)
+from polyvse.data.synthetic import (
+    CaptionPlan,
+    Mention,
+    ObjectGroup,
+    Scene,
+    build_dataset,
+    caption,
+    image_rng,
+    make_scene,
+    realise,
+    render_scene,
+    write_dataset,
+    write_dictionaries,
+)
 from polyvse.data.tables import validate_captions, validate_images
 from polyvse.errors import InputError
 from polyvse.text.tokenize import tokenize
@@ -29,6 +41,7 @@ def every_language() -> pd.DataFrame:
 
 
 # --- determinism ------------------------------------------------------------------------------
+
 
 def test_same_seed_gives_identical_tables_and_another_seed_differs():
     a = build_dataset("m30k", 12, 3, 3, seed=7)
@@ -50,6 +63,7 @@ def test_an_image_does_not_depend_on_the_others_or_on_other_languages():
 
 
 # --- tables and profiles ----------------------------------------------------------------------
+
 
 def test_tables_are_canonical():
     ds = build_dataset("coco", 10, 3, 4, seed=0)
@@ -128,6 +142,7 @@ def test_bad_arguments_name_the_argument():
 
 # --- captions ---------------------------------------------------------------------------------
 
+
 def test_captions_of_one_image_differ(every_language):
     per_image = every_language.groupby(["image_id", "lang"]).text
     assert (per_image.nunique() == per_image.size()).all()
@@ -138,8 +153,12 @@ def _letters(text: str) -> list[str]:
 
 
 SCRIPT = {  # every letter (and combining mark) of a caption is in one of these Unicode blocks
-    "ru": [(0x0400, 0x04FF)], "ar": [(0x0600, 0x06FF)], "ko": [(0xAC00, 0xD7A3)], "hi": [(0x0900, 0x097F)],
-    "ja": [(0x3040, 0x30FF)], "zh": [(0x4E00, 0x9FFF)],
+    "ru": [(0x0400, 0x04FF)],
+    "ar": [(0x0600, 0x06FF)],
+    "ko": [(0xAC00, 0xD7A3)],
+    "hi": [(0x0900, 0x097F)],
+    "ja": [(0x3040, 0x30FF)],
+    "zh": [(0x4E00, 0x9FFF)],
     **{l: [(0x41, 0x5A), (0x61, 0x7A), (0xC0, 0x17F)] for l in ("en", "de", "fr", "cs", "af")},
 }
 
@@ -172,8 +191,10 @@ def test_adjectives_agree_with_the_noun():
     assert _say("de", red_square) == "Ein rotes Quadrat."
     assert _say("de", red_circle, template="exist") == "Es gibt einen roten Kreis."
     assert _say("de", Mention("star", 2, colour="blue", size="small", say_count=True)) == "Zwei kleine blaue Sterne."
-    assert _say("de", red_circle, texture="stripes", bg_colour="grey") == \
-        "Ein roter Kreis auf einem grauen gestreiften Hintergrund."
+    assert (
+        _say("de", red_circle, texture="stripes", bg_colour="grey")
+        == "Ein roter Kreis auf einem grauen gestreiften Hintergrund."
+    )
     # French: colour after the noun, size before; des -> de before an adjective
     assert _say("fr", Mention("star", 1, colour="green")) == "Une étoile verte."
     assert _say("fr", Mention("circle", 1, colour="green")) == "Un cercle vert."
@@ -183,8 +204,10 @@ def test_adjectives_agree_with_the_noun():
     assert _say("cs", Mention("star", 1, colour="red"), template="show") == "Obrázek ukazuje červenou hvězdu."
     assert _say("cs", Mention("star", 1, colour="red")) == "Červená hvězda."
     assert _say("cs", red_circle, template="show") == "Obrázek ukazuje červený kruh."
-    assert _say("cs", Mention("star", 2, colour="blue", say_count=True), template="exist") == \
-        "Na obrázku jsou dvě modré hvězdy."
+    assert (
+        _say("cs", Mention("star", 2, colour="blue", say_count=True), template="exist")
+        == "Na obrázku jsou dvě modré hvězdy."
+    )
     # Russian: два + genitive singular noun, genitive plural adjective (m); feminine: nominative plural
     assert _say("ru", Mention("star", 2, colour="blue", say_count=True)) == "Две синие звезды."
     assert _say("ru", Mention("circle", 2, colour="blue", say_count=True)) == "Два синих круга."
@@ -210,11 +233,15 @@ def test_classifiers_particles_and_word_order():
     # Korean subject particle after a consonant (원이) and after a vowel (고리가, 개가)
     assert _say("ko", Mention("circle", 1, colour="red"), template="exist") == "빨간 원이 있습니다."
     assert _say("ko", Mention("ring", 1, colour="red"), template="exist") == "빨간 고리가 있습니다."
-    assert _say("ko", Mention("star", 2, colour="blue", say_count=True), template="exist") == "파란 별 두 개가 있습니다."
+    assert (
+        _say("ko", Mention("star", 2, colour="blue", say_count=True), template="exist") == "파란 별 두 개가 있습니다."
+    )
     both = (Mention("circle", 1, colour="red", position="left"), Mention("star", 2, position="top"))
     assert _say("en", *both, template="where") == "On the left there is a red circle and at the top there are stars."
-    assert _say("en", *both, template="exist", texture="plain", bg_colour="grey") == \
-        "There is a red circle on the left and stars at the top on a plain grey background."
+    assert (
+        _say("en", *both, template="exist", texture="plain", bg_colour="grey")
+        == "There is a red circle on the left and stars at the top on a plain grey background."
+    )
     assert _say("af", Mention("ring", 1, colour="orange")) == "'n Oranje ring."
     assert _say("en", Mention("ring", 1, colour="orange")) == "An orange ring."
     assert _say("ar", *both, template="where") == "على اليسار دائرة حمراء، وفي الأعلى نجوم."
@@ -224,12 +251,14 @@ def test_caption_is_plan_then_realise_with_the_same_rng():
     scene = make_scene(0, 1)
     a = caption(scene, "de", np.random.default_rng(5))
     from polyvse.data.synthetic import caption_plan
+
     assert a == realise(caption_plan(scene, np.random.default_rng(5)), "de")
     with pytest.raises(ValueError, match="where"):
         _say("en", Mention("circle", 1), template="where")
 
 
 # --- dictionaries -----------------------------------------------------------------------------
+
 
 def test_dictionaries_are_muse_format_and_cover_every_caption_word(tmp_path, every_language):
     paths = write_dictionaries(tmp_path, ALL)
@@ -263,6 +292,7 @@ def test_dictionaries_are_muse_format_and_cover_every_caption_word(tmp_path, eve
 
 # --- images -----------------------------------------------------------------------------------
 
+
 def test_images_render_at_size_differ_and_are_reproducible(tmp_path):
     ds = build_dataset("all", 4, 1, 1, seed=0, captions_per_image=1, langs=["en"])
     write_dataset(ds, tmp_path / "a", image_size=64)
@@ -280,8 +310,11 @@ def test_images_render_at_size_differ_and_are_reproducible(tmp_path):
 
 
 def test_rendered_objects_have_their_colour_and_position():
-    scene = Scene(groups=(ObjectGroup("circle", "red", "large", "left", 1),
-                          ObjectGroup("square", "blue", "large", "right", 1)), texture="plain", bg_colour="grey")
+    scene = Scene(
+        groups=(ObjectGroup("circle", "red", "large", "left", 1), ObjectGroup("square", "blue", "large", "right", 1)),
+        texture="plain",
+        bg_colour="grey",
+    )
     px = np.asarray(render_scene(scene, 100, np.random.default_rng(0))).astype(int)
     assert np.abs(px[50, 19] - [215, 35, 35]).max() < 40  # red at the left region's centre
     assert np.abs(px[50, 81] - [35, 75, 215]).max() < 40  # blue at the right
@@ -292,6 +325,7 @@ def test_rendered_objects_have_their_colour_and_position():
 
 
 # --- the closed lexicon is frozen -------------------------------------------------------------
+
 
 def test_closed_lexicon_output_is_byte_identical_to_the_closed_only_generator():
     """Fingerprints computed with the generator before the long-tail lexicon existed (issue 13)."""

@@ -13,8 +13,18 @@ import pytest
 
 from polyvse.data import synthetic_lexicon as lex
 from polyvse.data.adapters import make_dataset
-from polyvse.data.synthetic import (CaptionPlan, Mention, ObjectGroup, Scene, build_dataset, glossary, make_scene,
-                                    realise, render_scene, write_dictionaries)
+from polyvse.data.synthetic import (
+    CaptionPlan,
+    Mention,
+    ObjectGroup,
+    Scene,
+    build_dataset,
+    glossary,
+    make_scene,
+    realise,
+    render_scene,
+    write_dictionaries,
+)
 from polyvse.data.synthetic_corpus import text_corpus
 from polyvse.data.synthetic_scene import CHROMATIC
 from polyvse.errors import InputError
@@ -44,11 +54,14 @@ def others() -> pd.DataFrame:
 
 def _segmented(texts, lang: str, words: set[str]) -> list[list[str]]:
     longest = max(map(len, words))
-    return [[p for chunk in tokenize(t, lang, segmenter="spaces") for p in segment_greedy(chunk, words, longest)]
-            for t in texts]
+    return [
+        [p for chunk in tokenize(t, lang, segmenter="spaces") for p in segment_greedy(chunk, words, longest)]
+        for t in texts
+    ]
 
 
 # --- vocabulary statistics --------------------------------------------------------------------
+
 
 def test_english_m30k_captions_have_a_multi30k_like_long_tail(m30k):
     train = m30k[m30k.split == "train"].text
@@ -93,11 +106,12 @@ def test_closed_lexicon_has_no_long_tail(m30k):
 
 # --- glossary ---------------------------------------------------------------------------------
 
+
 def test_glossary_covers_every_word_of_every_language(m30k, others):
     english = {w for t in m30k.text for w in tokenize(t, "en")}
     for lang in OTHERS:
         pairs = glossary(lang, "long_tail")
-        assert pairs[:len(glossary(lang))] == glossary(lang)  # closed pairs first, unchanged
+        assert pairs[: len(glossary(lang))] == glossary(lang)  # closed pairs first, unchanged
         glosses, words = {e for e, _ in pairs}, {w for _, w in pairs}
         missing = english - glosses
         assert not missing, (lang, sorted(missing)[:20])
@@ -125,6 +139,7 @@ def test_names_are_glossed_by_their_english_transliteration(tmp_path):
 
 
 # --- plans and realisers ----------------------------------------------------------------------
+
 
 def _say(lang: str, *mentions: Mention, extras=None) -> str:
     return realise(CaptionPlan("list", tuple(mentions), extras=extras), lang)
@@ -154,16 +169,19 @@ def test_variant_ranks_and_shades_are_said_by_every_realiser():
 def test_extras_say_the_same_people_and_places_in_every_script():
     extras = lex.Extras(evaluative=0, degree=1, given=3, family=4, place=5)
     given, family, place = (lex.name(p, r, "en") for p, r in (("given", 3), ("family", 4), ("place", 5)))
-    assert _say("en", Mention("ring", 1), extras=extras) == \
-        f"A ring. The picture is very nice. Photo by {given} {family}. Taken in {place}."
+    assert (
+        _say("en", Mention("ring", 1), extras=extras)
+        == f"A ring. The picture is very nice. Photo by {given} {family}. Taken in {place}."
+    )
     assert _say("de", Mention("ring", 1), extras=lex.Extras(evaluative=2)) == "Ein Ring. Das Bild ist hübsch."
     zh = _say("zh", Mention("ring", 1), extras=lex.Extras(evaluative=0))
     assert zh == "一个圆环。这张图片很漂亮。"  # a bare predicative adjective takes 很
     ja = _say("ja", Mention("ring", 1), extras=extras)
     assert lex.name("given", 3, "ja") + "・" + lex.name("family", 4, "ja") in ja
     # ja writes its words in kana and only its names in characters (kanji), which no other word shares
-    assert set(re.findall(r"[一-鿿]", ja)) == set(lex.name("given", 3, "ja") + lex.name("family", 4, "ja")
-                                                     + lex.name("place", 5, "ja"))
+    assert set(re.findall(r"[一-鿿]", ja)) == set(
+        lex.name("given", 3, "ja") + lex.name("family", 4, "ja") + lex.name("place", 5, "ja")
+    )
 
 
 def test_zh_and_ja_names_draw_on_a_long_tail_of_characters():
@@ -216,8 +234,11 @@ def test_long_tail_plans_extend_the_closed_plan_and_scene():
 
 def test_shades_are_visible_in_the_image():
     def centre(shade):
-        scene = Scene(groups=(ObjectGroup("circle", "blue", "large", "centre", 1, shade=shade),),
-                      texture="plain", bg_colour="grey")
+        scene = Scene(
+            groups=(ObjectGroup("circle", "blue", "large", "centre", 1, shade=shade),),
+            texture="plain",
+            bg_colour="grey",
+        )
         return np.asarray(render_scene(scene, 100, np.random.default_rng(0))).astype(int)[50, 50]
 
     light, base, dark = centre("light"), centre(None), centre("dark")
@@ -231,9 +252,20 @@ def test_long_tail_is_deterministic_and_the_adapter_threads_the_setting(tmp_path
     pd.testing.assert_frame_equal(a.captions, b.captions)
     with pytest.raises(InputError, match="lexicon"):
         build_dataset("m30k", 2, 2, 2, seed=1, lexicon="open")
-    settings = {"adapter": "synthetic", "langs": ["en"],
-                "synthetic": {"profile": "all", "n_train": 6, "n_val": 2, "n_test": 2, "captions_per_image": 5,
-                              "seed": 1, "image_size": 32, "lexicon": "long_tail"}}
+    settings = {
+        "adapter": "synthetic",
+        "langs": ["en"],
+        "synthetic": {
+            "profile": "all",
+            "n_train": 6,
+            "n_val": 2,
+            "n_test": 2,
+            "captions_per_image": 5,
+            "seed": 1,
+            "image_size": 32,
+            "lexicon": "long_tail",
+        },
+    }
     captions, _ = make_dataset("syn", settings, tmp_path)
     expected = build_dataset("all", 6, 2, 2, seed=1, langs=["en"], lexicon="long_tail").captions
     assert captions.text.tolist() == expected.text.tolist()
@@ -244,6 +276,7 @@ def test_long_tail_is_deterministic_and_the_adapter_threads_the_setting(tmp_path
 
 
 # --- the text-only corpus ---------------------------------------------------------------------
+
 
 def test_corpus_is_deterministic_and_independent_of_its_length():
     a = text_corpus("ko", 40, seed=2, lexicon="long_tail")

@@ -22,14 +22,16 @@ from polyvse.io import write_parquet
 
 
 def _captions() -> pd.DataFrame:
-    return pd.DataFrame({
-        "image_id": ["1", "1", "1", "2", "2"],
-        "split": ["train", "train", "train", "test", "test"],
-        "lang": ["en", "en", "de", "en", "en"],
-        "cap_idx": [0, 1, 0, 0, 0],
-        "text": ["a dog", "a brown dog", "ein Hund", "a cat", "a cat"],
-        "origin": ["human", "human", "human", "human", "mt"],
-    })
+    return pd.DataFrame(
+        {
+            "image_id": ["1", "1", "1", "2", "2"],
+            "split": ["train", "train", "train", "test", "test"],
+            "lang": ["en", "en", "de", "en", "en"],
+            "cap_idx": [0, 1, 0, 0, 0],
+            "text": ["a dog", "a brown dog", "ein Hund", "a cat", "a cat"],
+            "origin": ["human", "human", "human", "human", "mt"],
+        }
+    )
 
 
 def _images() -> pd.DataFrame:
@@ -66,8 +68,10 @@ def test_valid_tables_pass_and_are_normalised() -> None:
         (lambda df: df.assign(cap_idx=[0, 1.5, 0, 0, 0]), "cap_idx 1.5 is not an integer"),
         (lambda df: df.assign(cap_idx=[0, -1, 0, 0, 0]), "cap_idx must be >= 0"),
         (lambda df: df.assign(image_id=[1.0, 1.0, 1.0, 2.0, 2.0]), "column image_id has dtype float64"),
-        (lambda df: df.assign(origin=["human"] * 5), "row 4 (image_id='2', split='test', lang='en', cap_idx=0, "
-                                                      "origin='human'): duplicate key"),
+        (
+            lambda df: df.assign(origin=["human"] * 5),
+            "row 4 (image_id='2', split='test', lang='en', cap_idx=0, origin='human'): duplicate key",
+        ),
         (lambda df: df.assign(split=["train", "val", "train", "test", "test"]), "image '1' is in split 'val'"),
     ],
 )
@@ -104,8 +108,10 @@ def test_empty_text_names_its_row() -> None:
     [
         (lambda df: df.rename(columns={"path": "file"}), "missing column(s) path"),
         (lambda df: df.assign(split=["train", "testing"]), "split 'testing' is not one of train|val|test"),
-        (lambda df: df.assign(image_id=["1", "1"]), "row 1 (image_id='1', split='test'): duplicate image_id, "
-                                                    "first at row 0"),
+        (
+            lambda df: df.assign(image_id=["1", "1"]),
+            "row 1 (image_id='1', split='test'): duplicate image_id, first at row 0",
+        ),
         (lambda df: df.assign(image_id=["1", " "]), "empty image_id"),
         (lambda df: df.assign(path=["a.jpg", None]), "path is missing"),
     ],

@@ -6,14 +6,24 @@ import pytest
 from polyvse.data.synthetic import build_dataset, plan_realisations, realise, reference_captions, write_dictionaries
 from polyvse.translate import BACKENDS, make_backend
 from polyvse.translate.dictionary import DictionaryBackend
-from polyvse.translate.errors import (TOKEN_ERRORS, ErrorRates, noisy_target_words)
+from polyvse.translate.errors import TOKEN_ERRORS, ErrorRates, noisy_target_words
 from polyvse.translate.quality import english_test_references, normalise, score
 from polyvse.translate.stage import measure_quality, synthetic_references, synthetic_realisations
 from polyvse.translate.transfer import REALISATION_COLUMNS, TransferBackend
 
 LANGS = ["en", "de", "fr", "cs", "ja", "ar"]
-SYN = {"adapter": "synthetic", "synthetic": {"profile": "m30k", "n_train": 3, "n_val": 1, "n_test": 6, "seed": 5,
-                                             "captions_per_image": 2, "lexicon": "closed"}}
+SYN = {
+    "adapter": "synthetic",
+    "synthetic": {
+        "profile": "m30k",
+        "n_train": 3,
+        "n_val": 1,
+        "n_test": 6,
+        "seed": 5,
+        "captions_per_image": 2,
+        "lexicon": "closed",
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +38,7 @@ def tiny(tmp_path_factory):
 
 def backend(tiny, **errors) -> TransferBackend:
     _, _, d = tiny
-    return TransferBackend(directory=d / "dicts", references=d / "references.parquet", languages=LANGS,
-                           errors=errors)
+    return TransferBackend(directory=d / "dicts", references=d / "references.parquet", languages=LANGS, errors=errors)
 
 
 def test_table_has_every_caption_in_every_language_and_matches_the_references_rule(tiny):
@@ -46,16 +55,19 @@ def test_table_has_every_caption_in_every_language_and_matches_the_references_ru
 def test_without_errors_a_caption_becomes_its_plan_realised_in_the_target(tiny):
     ds, _, _ = tiny
     b = backend(tiny)
-    assert "transfer" in BACKENDS and isinstance(make_backend("transfer", directory=tiny[2] / "dicts",
-                                                              languages=LANGS), TransferBackend)
+    assert "transfer" in BACKENDS and isinstance(
+        make_backend("transfer", directory=tiny[2] / "dicts", languages=LANGS), TransferBackend
+    )
     caps = ds.captions
     for src in ("en", "de", "fr"):
         rows = caps[caps["lang"] == src]
         for tgt in LANGS:
             if tgt == src:
                 continue
-            want = [normalise(realise(ds.plans[i, src, int(k)], tgt), tgt)
-                    for i, k in rows[["image_id", "cap_idx"]].itertuples(index=False)]
+            want = [
+                normalise(realise(ds.plans[i, src, int(k)], tgt), tgt)
+                for i, k in rows[["image_id", "cap_idx"]].itertuples(index=False)
+            ]
             assert b.translate_batch(list(rows["text"]), src, tgt) == want, (src, tgt)
 
 
@@ -151,17 +163,26 @@ def test_cache_key_follows_table_dictionaries_and_rates(tiny, tmp_path):
     other.loc[other.index[1], "text"] = "Anders."
     assert TransferBackend(directory=d / "dicts", references=other, languages=LANGS).cache_key("en", "de") != a
     import shutil
+
     shutil.copytree(d / "dicts", tmp_path / "dicts")
     with open(tmp_path / "dicts" / "en-de.txt", "a", encoding="utf-8") as f:
         f.write("zebra zebra\n")
-    assert TransferBackend(directory=tmp_path / "dicts", references=d / "references.parquet",
-                           languages=LANGS).cache_key("en", "de") != a
+    assert (
+        TransferBackend(directory=tmp_path / "dicts", references=d / "references.parquet", languages=LANGS).cache_key(
+            "en", "de"
+        )
+        != a
+    )
 
 
 def test_measure_quality_with_the_transfer_backend_and_the_realisation_table(tiny, tmp_path):
     ds, table, d = tiny
-    settings = {"backend": "transfer", "cache": str(tmp_path / "c.sqlite"), "batch_size": 8,
-                "errors": {"drop": 0.1, "wrong_agreement": 0.1, "seed": 3}}
+    settings = {
+        "backend": "transfer",
+        "cache": str(tmp_path / "c.sqlite"),
+        "batch_size": 8,
+        "errors": {"drop": 0.1, "wrong_agreement": 0.1, "seed": 3},
+    }
     q = measure_quality(ds.captions, table, ["en", "de", "ar"], settings, d / "dicts")
     assert list(q["tgt"]) == ["de", "ar", "en", "en"] and set(q["n"]) == {12}
     assert q["backend"].iloc[0] == "transfer[ws=0,wa=0.1,dr=0.1,un=0,ro=0,seed=3]"

@@ -48,8 +48,9 @@ def captions_table() -> pd.DataFrame:
         add(image, "test", "de", 5)
         add(image, "test", "fr", 1)
     # pandas 3 string columns; shuffled so that output order does not come from input order
-    df = pd.DataFrame(rows, columns=COLS).astype({"image_id": "str", "split": "str", "lang": "str",
-                                                  "text": "str", "origin": "str", "cap_idx": "int64"})
+    df = pd.DataFrame(rows, columns=COLS).astype(
+        {"image_id": "str", "split": "str", "lang": "str", "text": "str", "origin": "str", "cap_idx": "int64"}
+    )
     return df.sample(frac=1.0, random_state=0).reset_index(drop=True)
 
 
@@ -60,7 +61,7 @@ def test_every_train_and_val_image_reaches_five_per_language_and_human_rows_unch
     # human rows: first, unchanged, same order
     pd.testing.assert_frame_equal(out.iloc[: len(caps)][COLS], caps)
     assert out.iloc[: len(caps)]["source_lang"].isna().all()
-    added = out.iloc[len(caps):]
+    added = out.iloc[len(caps) :]
     assert (added["origin"] == "mt").all() and added["source_lang"].notna().all()
     trainval = out[out["split"].isin(["train", "val"])]
     counts = trainval.groupby(["image_id", "lang"]).size().unstack(fill_value=0).reindex(columns=TEN, fill_value=0)
@@ -84,7 +85,10 @@ def test_sources_follow_config_order_and_cycle_through_captions():
     assert got == [("en", 0), ("en", 1), ("de", 0), ("de", 1), ("en", 0)]
     # en itself is filled from de for img2 (3 missing) and img3 (5 missing, from its five de captions)
     assert [mt.loc[("img2", "en", k), "text"] for k in (2, 3, 4)] == [
-        "[de>en] img2 de caption 0", "[de>en] img2 de caption 1", "[de>en] img2 de caption 0"]
+        "[de>en] img2 de caption 0",
+        "[de>en] img2 de caption 1",
+        "[de>en] img2 de caption 0",
+    ]
     assert [mt.loc[("img3", "en", k), "source_cap_idx"] for k in range(5)] == [0, 1, 2, 3, 4]
     assert {mt.loc[("img3", "en", k), "source_lang"] for k in range(5)} == {"de"}
 
@@ -94,7 +98,12 @@ def test_other_source_order_changes_the_sources():
     mt = out[(out["origin"] == "mt") & (out["lang"] == "ko")].set_index(["image_id", "cap_idx"])
     assert set(mt.loc["img0", "source_lang"]) == {"de"}
     assert [(mt.loc[("img2", k), "source_lang"], mt.loc[("img2", k), "source_cap_idx"]) for k in range(5)] == [
-        ("de", 0), ("de", 1), ("en", 0), ("en", 1), ("de", 0)]
+        ("de", 0),
+        ("de", 1),
+        ("en", 0),
+        ("en", 1),
+        ("de", 0),
+    ]
 
 
 def test_translates_in_bulk_one_call_per_pair():
@@ -121,7 +130,7 @@ def test_test_translations_fill_languages_without_human_test_captions():
     tr = FakeTranslator()
     out = augment.test_translations(caps, ["en", "de", "fr", "zh", "ja"], tr)
     pd.testing.assert_frame_equal(out.iloc[: len(caps)][COLS], caps)
-    added = out.iloc[len(caps):]
+    added = out.iloc[len(caps) :]
     # fr has human test captions (one per image): evaluated on those, not translated
     assert sorted(set(added["lang"])) == ["ja", "zh"]
     assert len(added) == 2 * 2 * 5 and (added["split"] == "test").all() and (added["source_lang"] == "en").all()
@@ -165,8 +174,11 @@ def test_dictionary_mt_end_to_end_and_rerun_sends_nothing(tmp_path):
     de_en = MuseDictionary.from_pairs([("ein", "a"), ("rotes", "red"), ("auto", "car")], "de", "en")
     en_zh = MuseDictionary.from_pairs([("a", "一辆"), ("red", "红色"), ("car", "汽车")], "en", "zh")
     backend = DictionaryBackend.from_dictionaries([en_de, de_en, en_zh])
-    caps = pd.DataFrame([("i", "train", "en", k, "A red car.", "human") for k in range(5)]
-                        + [("i", "train", "de", 0, "Ein rotes Auto", "human")], columns=COLS)
+    caps = pd.DataFrame(
+        [("i", "train", "en", k, "A red car.", "human") for k in range(5)]
+        + [("i", "train", "de", 0, "Ein rotes Auto", "human")],
+        columns=COLS,
+    )
     with TranslationCache(tmp_path / "mt.sqlite") as cache:
         tr = CachedTranslator(backend, cache)
         out = augment.augment_training(caps, ["en", "de", "zh"], ["en", "de"], tr)

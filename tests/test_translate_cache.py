@@ -39,8 +39,10 @@ def test_put_get_persist_and_count(tmp_path):
         cache.put_many("b", "en", "fr", [("a dog", "un chien")])
         cache.put_many("b", "en", "de", [("a dog", "ein köter")])  # a later answer replaces
     with TranslationCache(path) as cache:  # a new connection, as a re-run would open
-        assert cache.get_many("b", "en", "de", ["a dog", "a cat", "a cow"]) == {"a dog": "ein köter",
-                                                                                "a cat": "eine katze"}
+        assert cache.get_many("b", "en", "de", ["a dog", "a cat", "a cow"]) == {
+            "a dog": "ein köter",
+            "a cat": "eine katze",
+        }
         assert cache.get_many("other", "en", "de", ["a dog"]) == {}
         assert (cache.count(), cache.count(tgt="de"), cache.count(backend="b", src="en", tgt="fr")) == (3, 2, 1)
         mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
@@ -105,8 +107,19 @@ def test_sends_only_distinct_misses_and_counts_hits():
     assert tr.stats == {"requested": 7, "unique": 4, "hits": 1, "sent": 3, "translated": 3, "calls": 2}
     assert tr.translate(["x"], "de", "de") == ["x"] and len(backend.calls) == 2
     rows = tr.stats_rows()
-    assert rows == [{"backend": "fake", "src": "en", "tgt": "de", "requested": 7, "unique": 4, "hits": 1,
-                     "sent": 3, "translated": 3, "calls": 2}]
+    assert rows == [
+        {
+            "backend": "fake",
+            "src": "en",
+            "tgt": "de",
+            "requested": 7,
+            "unique": 4,
+            "hits": 1,
+            "sent": 3,
+            "translated": 3,
+            "calls": 2,
+        }
+    ]
 
 
 def test_killed_run_resumes_at_the_failed_call(tmp_path):

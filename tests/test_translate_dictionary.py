@@ -12,15 +12,28 @@ from polyvse.translate.muse import MuseDictionary
 EN_DE = [("a", "ein"), ("red", "rotes"), ("red", "rote"), ("car", "auto"), ("dog", "hund")]
 DE_EN = [("ein", "a"), ("rotes", "red"), ("auto", "car"), ("hund", "dog")]
 EN_FR = [("a", "une"), ("red", "rouge"), ("car", "voiture"), ("dog", "chien")]
-ZH_EN = [("红色", "red"), ("红", "crimson"), ("汽车", "car"), ("车", "vehicle"), ("很", "very"), ("大", "big"),
-         ("一辆", "a")]
+ZH_EN = [
+    ("红色", "red"),
+    ("红", "crimson"),
+    ("汽车", "car"),
+    ("车", "vehicle"),
+    ("很", "very"),
+    ("大", "big"),
+    ("一辆", "a"),
+]
 EN_ZH = [("a", "一辆"), ("red", "红色"), ("car", "汽车"), ("big", "大")]
 EN_JA = [("red", "赤い"), ("car", "車"), ("a", "一台の")]
 
 
 def backend(**extra_pairs) -> DictionaryBackend:
-    tables = {("en", "de"): EN_DE, ("de", "en"): DE_EN, ("en", "fr"): EN_FR, ("zh", "en"): ZH_EN,
-              ("en", "zh"): EN_ZH, ("en", "ja"): EN_JA}
+    tables = {
+        ("en", "de"): EN_DE,
+        ("de", "en"): DE_EN,
+        ("en", "fr"): EN_FR,
+        ("zh", "en"): ZH_EN,
+        ("en", "zh"): EN_ZH,
+        ("en", "ja"): EN_JA,
+    }
     tables.update({tuple(k.split("_")): v for k, v in extra_pairs.items()})
     return DictionaryBackend.from_dictionaries([MuseDictionary.from_pairs(v, *k) for k, v in tables.items()])
 

@@ -36,8 +36,12 @@ def test_zero_rates_reproduce_the_clean_dictionary_output(corpus):
     # the noisy path itself with every rate 0 is the clean word choice
     dic = backend(d).dictionary("en", "de")
     toks = ["a", "red", "circle", "unknownword"]
-    assert noisy_words(toks, Confusions(dic), ErrorRates(), sentence_rng(0, "en", "de", "x")) == \
-        [dic.first("a"), dic.first("red"), dic.first("circle"), "unknownword"]
+    assert noisy_words(toks, Confusions(dic), ErrorRates(), sentence_rng(0, "en", "de", "x")) == [
+        dic.first("a"),
+        dic.first("red"),
+        dic.first("circle"),
+        "unknownword",
+    ]
 
 
 def test_raising_error_rates_lowers_bleu(corpus):
@@ -64,15 +68,30 @@ def test_cache_key_changes_with_rates_and_seed(corpus):
     _, _, d = corpus
     clean = backend(d).cache_key("en", "de")
     assert backend(d, {k: 0.0 for k in DEFAULTS}).cache_key("en", "de") == clean  # same output, same entries
-    keys = {backend(d, DEFAULTS).cache_key("en", "de"), backend(d, DEFAULTS, seed=1).cache_key("en", "de"),
-            backend(d, {**DEFAULTS, "drop": 0.07}).cache_key("en", "de"), clean}
+    keys = {
+        backend(d, DEFAULTS).cache_key("en", "de"),
+        backend(d, DEFAULTS, seed=1).cache_key("en", "de"),
+        backend(d, {**DEFAULTS, "drop": 0.07}).cache_key("en", "de"),
+        clean,
+    }
     assert len(keys) == 4
     assert backend(d, DEFAULTS).cache_key("en", "de").startswith(clean + ":errors=")
 
 
 def test_each_error_kind_does_what_it_says():
-    dic = MuseDictionary.from_pairs([("red", "rote"), ("red", "roter"), ("circle", "kreis"), ("circles", "kreise"),
-                                     ("a", "ein"), ("one", "ein"), ("one", "eine")], "en", "de")
+    dic = MuseDictionary.from_pairs(
+        [
+            ("red", "rote"),
+            ("red", "roter"),
+            ("circle", "kreis"),
+            ("circles", "kreise"),
+            ("a", "ein"),
+            ("one", "ein"),
+            ("one", "eine"),
+        ],
+        "en",
+        "de",
+    )
     conf = Confusions(dic)
     toks = ["a", "red", "circle"]
     rng = lambda: sentence_rng(0, "en", "de", "a red circle")  # noqa: E731
@@ -106,5 +125,6 @@ def test_pivot_routes_draw_errors_per_hop(tmp_path):
     write_dictionaries(tmp_path, ["en", "de", "fr"])
     b = DictionaryBackend(directory=tmp_path, languages=["en", "de", "fr"], errors=DEFAULTS, seed=0)
     text = "Es gibt einen kleinen roten Kreis und zwei blaue Sterne."
-    assert b.translate_batch([text], "de", "fr") == [b.translate_one_hop(b.translate_one_hop(text, "de", "en"),
-                                                                          "en", "fr")]
+    assert b.translate_batch([text], "de", "fr") == [
+        b.translate_one_hop(b.translate_one_hop(text, "de", "en"), "en", "fr")
+    ]

@@ -86,7 +86,10 @@ def test_discover_keeps_configured_full_dictionaries_only(tmp_path):
     for name in ["en-de.txt", "de-en.txt", "en-ru.txt", "en-de.0-5000.txt", "README.txt", "zh-en.txt"]:
         write(tmp_path / name, "a b\n")
     found = discover_dictionaries(tmp_path, LANGS)
-    assert found == {("en", "de"): tmp_path / "en-de.txt", ("de", "en"): tmp_path / "de-en.txt",
-                     ("zh", "en"): tmp_path / "zh-en.txt"}
+    assert found == {
+        ("en", "de"): tmp_path / "en-de.txt",
+        ("de", "en"): tmp_path / "de-en.txt",
+        ("zh", "en"): tmp_path / "zh-en.txt",
+    }
     with pytest.raises(InputError, match="not found"):
         discover_dictionaries(tmp_path / "nope", LANGS)

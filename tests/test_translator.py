@@ -41,8 +41,9 @@ def test_t2_with_the_exact_svd_matrix_reproduces_the_source_model():
     m = procrustes(target[1:], vectors(0)[1:])  # SVD recovers Q from the dictionary
     np.testing.assert_allclose(m, q, atol=1e-8)
     t2 = build_translator_model("T2", target, source_model=src, translator_init=m).eval()
-    torch.testing.assert_close(t2.embed_sentences(TOKENS, LENGTHS), src.embed_sentences(TOKENS, LENGTHS),
-                               atol=1e-5, rtol=0)
+    torch.testing.assert_close(
+        t2.embed_sentences(TOKENS, LENGTHS), src.embed_sentences(TOKENS, LENGTHS), atol=1e-5, rtol=0
+    )
     features = torch.randn(2, IMAGE_DIM)
     torch.testing.assert_close(t2.embed_images(features), src.embed_images(features))
     torch.testing.assert_close(t2.translator_matrix.detach(), torch.as_tensor(m, dtype=torch.float32))
@@ -60,8 +61,9 @@ def test_t1_copies_the_source_encoder_and_starts_m_at_random():
     # training T1 leaves the source model untouched
     before = [p.clone() for p in src.parameters()]
     opt = torch.optim.SGD([p for p in t1.parameters() if p.requires_grad], lr=0.1)
-    loss = image_sentence_loss(t1.embed_images(torch.randn(3, IMAGE_DIM)),
-                               {"fr": t1.embed_sentences(TOKENS, LENGTHS)}, contrastive="in_batch")
+    loss = image_sentence_loss(
+        t1.embed_images(torch.randn(3, IMAGE_DIM)), {"fr": t1.embed_sentences(TOKENS, LENGTHS)}, contrastive="in_batch"
+    )
     loss.backward()
     assert t1.translator_matrix.grad is not None and t1.text.embed.weight.grad is None  # M trains, vectors frozen
     opt.step()
@@ -75,8 +77,9 @@ def test_fs_starts_from_scratch_without_a_translator():
     assert fs.translator_matrix is None
     assert fs.text.encoder.gru.input_size == 4  # reads the target vectors directly
     assert fs.text.encoder.gru.hidden_size == 8 and fs.embed_images(torch.randn(1, IMAGE_DIM)).shape == (1, 5)
-    alone = build_translator_model("FS", vectors(5, d=4), image_dim=IMAGE_DIM, gru_hidden=7, joint_dim=3,
-                                   image_branch="random")
+    alone = build_translator_model(
+        "FS", vectors(5, d=4), image_dim=IMAGE_DIM, gru_hidden=7, joint_dim=3, image_branch="random"
+    )
     assert alone.embed_sentences(TOKENS, LENGTHS).shape == (3, 3)
     with pytest.raises(InputError, match="image_branch 'source' copies the source model's image branch"):
         build_translator_model("FS", vectors(5, d=4), image_dim=IMAGE_DIM)
@@ -86,9 +89,17 @@ def all_protocols(image_branch: str, image_seed: int = 0) -> dict:
     src = source_model()
     target = vectors(5)
     torch.manual_seed(123)  # what the protocols draw for their text side differs; the image branch must not
-    return {p: build_translator_model(p, target, source_model=src, image_branch=image_branch, image_seed=image_seed,
-                                      translator_init=np.eye(D_SOURCE) if p == "T2" else None)
-            for p in ("FS", "T1", "T2")}, src
+    return {
+        p: build_translator_model(
+            p,
+            target,
+            source_model=src,
+            image_branch=image_branch,
+            image_seed=image_seed,
+            translator_init=np.eye(D_SOURCE) if p == "T2" else None,
+        )
+        for p in ("FS", "T1", "T2")
+    }, src
 
 
 @pytest.mark.parametrize("image_branch", ["source", "random"])

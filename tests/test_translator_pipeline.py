@@ -63,7 +63,7 @@ def test_a_rotated_vocabulary_is_recovered_and_scored_on_held_out_words():
     rng = np.random.default_rng(0)
     source = rng.normal(size=(40, 8))
     q, _ = np.linalg.qr(rng.normal(size=(8, 8)))
-    target = source @ q            # preparation (unit, centre, unit) commutes with a rotation
+    target = source @ q  # preparation (unit, centre, unit) commutes with a rotation
     words_s = [f"s{i}" for i in range(40)]
     words_t = [f"t{i}" for i in range(40)]
     dictionary = [(f"t{i}", f"s{i}") for i in range(40)]
@@ -73,7 +73,7 @@ def test_a_rotated_vocabulary_is_recovered_and_scored_on_held_out_words():
     assert summary["p1_nn_svd"] == 100.0 and summary["p1_csls_rcsls"] == 100.0
     # SVD, learnt on the 30 training words, maps every word (held-out ones too) onto its translation
     assert np.allclose(prepare_vectors(target) @ result.svd_matrix.T, prepare_vectors(source), atol=1e-6)
-    assert np.allclose(result.svd_matrix, q, atol=1e-6)                 # rows t = s q: M = q (M t = s)
+    assert np.allclose(result.svd_matrix, q, atol=1e-6)  # rows t = s q: M = q (M t = s)
     assert (np.diff(result.rcsls_log["objective"]) <= 1e-12).all()
 
 
@@ -100,10 +100,26 @@ def synthetic_captions(n_img: int = 30, seed: int = 0) -> tuple[pd.DataFrame, np
     for i in range(n_img):
         split = "train" if i < 18 else ("val" if i < 24 else "test")
         for c in range(2):
-            rows.append({"image_id": f"i{i}", "split": split, "lang": "de", "cap_idx": c, "origin": "human",
-                         "text": f"das d{classes[i]} ist d{(classes[i] + c) % 6}"})
-            rows.append({"image_id": f"i{i}", "split": split, "lang": "fr", "cap_idx": c,
-                         "origin": "human" if c == 0 else "mt", "text": f"le f{classes[i]} est f{classes[i]}"})
+            rows.append(
+                {
+                    "image_id": f"i{i}",
+                    "split": split,
+                    "lang": "de",
+                    "cap_idx": c,
+                    "origin": "human",
+                    "text": f"das d{classes[i]} ist d{(classes[i] + c) % 6}",
+                }
+            )
+            rows.append(
+                {
+                    "image_id": f"i{i}",
+                    "split": split,
+                    "lang": "fr",
+                    "cap_idx": c,
+                    "origin": "human" if c == 0 else "mt",
+                    "text": f"le f{classes[i]} est f{classes[i]}",
+                }
+            )
     return pd.DataFrame(rows), features, [f"i{i}" for i in range(n_img)]
 
 
@@ -121,15 +137,16 @@ def test_target_examples_are_nested_and_human_first():
 def test_cycling_batches_show_every_example_equally_often():
     captions, _, ids = synthetic_captions()
     vocab = Vocabulary.from_counts({"fr": {"le": 1, "est": 1, **{f"f{c}": 1 for c in range(6)}}})
-    enc = encode_captions(target_examples(captions, "fr", 6, "human", 0), vocab,
-                          {img: i for i, img in enumerate(ids)}, 10)
-    features = torch.arange(len(ids), dtype=torch.float32).reshape(-1, 1)   # feature = the image's row
+    enc = encode_captions(
+        target_examples(captions, "fr", 6, "human", 0), vocab, {img: i for i, img in enumerate(ids)}, 10
+    )
+    features = torch.arange(len(ids), dtype=torch.float32).reshape(-1, 1)  # feature = the image's row
     batches = list(cycling_batches(enc, 4, 9, features, np.random.default_rng(0), torch.device("cpu")))
     assert len(batches) == 9 and all(len(b["tokens"]) == 4 for b in batches)
     seen = np.concatenate([b["images"][b["image_of_sentence"], 0].numpy().astype(int) for b in batches])
     counts = np.bincount(seen, minlength=len(ids))
-    assert sorted(np.flatnonzero(counts)) == sorted(enc.image_row.tolist())   # only the 6 examples
-    assert (counts[enc.image_row.numpy()] == 6).all()                          # 36 draws: 6 each
+    assert sorted(np.flatnonzero(counts)) == sorted(enc.image_row.tolist())  # only the 6 examples
+    assert (counts[enc.image_row.numpy()] == 6).all()  # 36 draws: 6 each
 
 
 def test_config_check_names_the_key():
@@ -141,8 +158,14 @@ def test_config_check_names_the_key():
 
 
 def test_target_settings_carry_the_image_branch_and_fs_reads_the_source_under_it():
-    block = {"model": {}, "source_training": {"epochs": 1}, "target_training": {"epochs": 2}, "margin": 0.2,
-             "device": "cpu", "image_branch": "source"}
+    block = {
+        "model": {},
+        "source_training": {"epochs": 1},
+        "target_training": {"epochs": 2},
+        "margin": 0.2,
+        "device": "cpu",
+        "image_branch": "source",
+    }
     config = {"translator": block, "seed": 3}
     assert translator_settings(config, "target")["image_branch"] == "source"
     assert "image_branch" not in translator_settings(config, "source")  # the source run does not depend on it
@@ -153,28 +176,49 @@ def test_target_settings_carry_the_image_branch_and_fs_reads_the_source_under_it
         translator_settings(config, "pretrain")
 
 
-SETTINGS = {"model": {"gru_hidden": 12, "joint_dim": 8, "dropout": 0.0, "freeze_embeddings": True},
-            "training": {"epochs": 4, "lr": 0.02, "batch_size": 8, "grad_clip": 2.0, "min_batches_per_epoch": 3},
-            "margin": 0.2, "text": {"min_count": 1, "segmenter": "chars", "max_len": 10}, "seed": 0, "device": "cpu",
-            "image_branch": "source"}
+SETTINGS = {
+    "model": {"gru_hidden": 12, "joint_dim": 8, "dropout": 0.0, "freeze_embeddings": True},
+    "training": {"epochs": 4, "lr": 0.02, "batch_size": 8, "grad_clip": 2.0, "min_batches_per_epoch": 3},
+    "margin": 0.2,
+    "text": {"min_count": 1, "segmenter": "chars", "max_len": 10},
+    "seed": 0,
+    "device": "cpu",
+    "image_branch": "source",
+}
 
 
 def test_source_and_protocol_models_train_reload_and_evaluate(tmp_path):
     torch.set_num_threads(1)
     captions, features, ids = synthetic_captions()
     rng = np.random.default_rng(1)
-    counts = {lang: {w: 1 for w in [art, verb, *[f"{p}{c}" for c in range(6)]]}
-              for lang, art, verb, p in (("de", "das", "ist", "d"), ("fr", "le", "est", "f"))}
+    counts = {
+        lang: {w: 1 for w in [art, verb, *[f"{p}{c}" for c in range(6)]]}
+        for lang, art, verb, p in (("de", "das", "ist", "d"), ("fr", "le", "est", "f"))
+    }
     vectors = {lang: rng.normal(size=(len(c), 5)) for lang, c in counts.items()}
-    source = train_source(captions, features, ids, "de", counts["de"], vectors["de"], SETTINGS, tmp_path / "src",
-                          progress=False)
+    source = train_source(
+        captions, features, ids, "de", counts["de"], vectors["de"], SETTINGS, tmp_path / "src", progress=False
+    )
     assert list(source.fit.log["epoch"]) == [1, 2, 3, 4]
     before = {k: v.clone() for k, v in source.model.state_dict().items()}
     matrix = np.linalg.qr(rng.normal(size=(5, 5)))[0]
     reference = None
     for protocol in ("FS", "T1", "T2"):
-        trained = train_target(protocol, 12, captions, features, ids, "fr", counts["fr"], vectors["fr"], SETTINGS,
-                               tmp_path / protocol, source=source.model, matrix=matrix, progress=False)
+        trained = train_target(
+            protocol,
+            12,
+            captions,
+            features,
+            ids,
+            "fr",
+            counts["fr"],
+            vectors["fr"],
+            SETTINGS,
+            tmp_path / protocol,
+            source=source.model,
+            matrix=matrix,
+            progress=False,
+        )
         assert len(trained.fit.log) == 4
         # 12 examples, batches of 8, at least 3 batches an epoch
         save_torch(trained.saved(), tmp_path / protocol / "model.pt")
@@ -193,16 +237,27 @@ def test_source_and_protocol_models_train_reload_and_evaluate(tmp_path):
     src_model, _ = load_translator_model(load_torch(tmp_path / "source.pt"))
     assert all(torch.equal(before[k], v) for k, v in src_model.state_dict().items())
     with pytest.raises(InputError, match="translator.image_branch"):  # FS copies the source's image branch
-        train_target("FS", 12, captions, features, ids, "fr", counts["fr"], vectors["fr"], SETTINGS,
-                     tmp_path / "FS-none", source=None, progress=False)
+        train_target(
+            "FS",
+            12,
+            captions,
+            features,
+            ids,
+            "fr",
+            counts["fr"],
+            vectors["fr"],
+            SETTINGS,
+            tmp_path / "FS-none",
+            source=None,
+            progress=False,
+        )
 
 
 def test_curve_table_and_figure(tmp_path):
     rows = []
     for protocol in ("T2", "FS"):
         for n in (100, 50):
-            rows.append({**{c: float(n) / 10 for c in COLUMNS[2:]}, "protocol": protocol, "n_examples": n,
-                         "extra": 1})
+            rows.append({**{c: float(n) / 10 for c in COLUMNS[2:]}, "protocol": protocol, "n_examples": n, "extra": 1})
     table = curve_table(rows)
     assert list(table.columns) == list(COLUMNS)
     assert list(zip(table["protocol"], table["n_examples"])) == [("T2", 50), ("T2", 100), ("FS", 50), ("FS", 100)]

@@ -3,8 +3,7 @@ import math
 import pytest
 import torch
 
-from polyvse.losses.triplet import (multimodal_triplet, neighbourhood_triplet, same_language_triplet,
-                                   top_k_triplet)
+from polyvse.losses.triplet import multimodal_triplet, neighbourhood_triplet, same_language_triplet, top_k_triplet
 from polyvse.train.objectives import EmbNObjective
 from polyvse.train.objectives_mule import MULEObjective
 from polyvse.train.objectives_smalr import SMALRObjective
@@ -58,6 +57,7 @@ def test_no_positive_pair_gives_zero_with_gradient():
 
 
 # -- same-language matching (MULE eq. 3) versus every language (SMALR eq. 3) ---------------
+
 
 def two_language_batch():
     """Images I0 = e1, I1 = e2, I2 = e3. English: s0 (I0) between e1 and e2, s1 (I1) = e2;

@@ -15,9 +15,14 @@ from polyvse.text.vocab import count_tokens, training_counts
 
 
 def _captions() -> pd.DataFrame:
-    rows = [("i1", "train", "en", "A red dog runs."), ("i1", "train", "de", "Ein roter Hund läuft."),
-            ("i2", "train", "en", "A red cat sleeps"), ("i3", "val", "en", "A purple valword"),
-            ("i4", "test", "en", "A green testword!"), ("i4", "test", "de", "Ein grünes Testwort")]
+    rows = [
+        ("i1", "train", "en", "A red dog runs."),
+        ("i1", "train", "de", "Ein roter Hund läuft."),
+        ("i2", "train", "en", "A red cat sleeps"),
+        ("i3", "val", "en", "A purple valword"),
+        ("i4", "test", "en", "A green testword!"),
+        ("i4", "test", "de", "Ein grünes Testwort"),
+    ]
     return pd.DataFrame(rows, columns=["image_id", "split", "lang", "text"])
 
 

@@ -36,10 +36,18 @@ def workdir(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("wf")
     config = yaml.safe_load(TINY.read_text())
     # a variant no report uses, trained longer, for the kill-and-resume test
-    config["variants"]["embn_resume"] = {"model": "embn", "dataset": "m30k", "train_langs": ["en", "de"],
-                                         "training_options": {"epochs": 6}}
-    config["variants"]["embn_stop"] = {"model": "embn", "dataset": "m30k", "train_langs": ["en"],
-                                       "training_options": {"epochs": 6}}
+    config["variants"]["embn_resume"] = {
+        "model": "embn",
+        "dataset": "m30k",
+        "train_langs": ["en", "de"],
+        "training_options": {"epochs": 6},
+    }
+    config["variants"]["embn_stop"] = {
+        "model": "embn",
+        "dataset": "m30k",
+        "train_langs": ["en"],
+        "training_options": {"epochs": 6},
+    }
     (d / "config.yaml").write_text(yaml.safe_dump(config))
     return d
 
@@ -49,18 +57,33 @@ def test_tiny_workflow_writes_table2(workdir):
     assert run.returncode == 0, run.stderr[-4000:]
     assert "polyvse: workflow finished in" in run.stdout + run.stderr
     table = pd.read_csv(workdir / "results" / "table2.tsv", sep="\t")
-    assert list(table.columns) == ["model", "En", "De", "Fr", "Cs", "Cn", "Ja", "Ar", "Af", "Ko", "Ru",
-                                   "HA", "A", "params_train", "params_test"]
+    assert list(table.columns) == [
+        "model",
+        "En",
+        "De",
+        "Fr",
+        "Cs",
+        "Cn",
+        "Ja",
+        "Ar",
+        "Af",
+        "Ko",
+        "Ru",
+        "HA",
+        "A",
+        "params_train",
+        "params_test",
+    ]
     assert list(table["model"]) == ["Trans. to En", "EmbN", "EmbN (shared)", "EmbN (10 languages) + MT"]
     to_en, per_lang, shared, all_mt = (table.iloc[i] for i in range(4))
     assert 0 < per_lang["En"] <= 100 and 0 < per_lang["De"] <= 100
-    assert pd.isna(per_lang["Fr"]) and pd.isna(per_lang["Cn"])       # not evaluated by that row
-    assert not pd.isna(shared["HA"])                                 # shared row covers en de fr cs
+    assert pd.isna(per_lang["Fr"]) and pd.isna(per_lang["Cn"])  # not evaluated by that row
+    assert not pd.isna(shared["HA"])  # shared row covers en de fr cs
     # HA rounds the mean of unrounded cells; the cells are rounded too: up to 0.05 + 0.05 apart
     assert shared["HA"] == pytest.approx(shared[["En", "De", "Fr", "Cs"]].mean(), abs=0.101)
-    assert pd.isna(shared["A"])                                      # not all ten languages
-    assert not pd.isna(all_mt["A"]) and not pd.isna(all_mt["Ko"])    # ten languages, six on translations
-    assert to_en["En"] == per_lang["En"]                             # same English model, same queries
+    assert pd.isna(shared["A"])  # not all ten languages
+    assert not pd.isna(all_mt["A"]) and not pd.isna(all_mt["Ko"])  # ten languages, six on translations
+    assert to_en["En"] == per_lang["En"]  # same English model, same queries
     assert not pd.isna(to_en["Cs"]) and pd.isna(to_en["Cn"])
     assert per_lang["params_train"] > shared["params_train"] / 2 > 0  # two models vs one
     md = (workdir / "results" / "table2.md").read_text()
@@ -95,16 +118,26 @@ def session_processes(session: int) -> dict[int, str]:
 
 def training_processes(session: int) -> list[int]:
     """Processes of ``session`` running the train rule's script."""
-    return [pid for pid, cmdline in session_processes(session).items()
-            if "train.py" in cmdline and "snakemake " not in cmdline]
+    return [
+        pid
+        for pid, cmdline in session_processes(session).items()
+        if "train.py" in cmdline and "snakemake " not in cmdline
+    ]
 
 
 def test_sigterm_stops_the_running_jobs_and_the_next_run_resumes(workdir):
     target = "results/m30k/models/embn_stop/model.pt"
     model_dir = workdir / "results/m30k/models/embn_stop"
     cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", "config.yaml", "--cores", "1", target]
-    proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    proc = subprocess.Popen(
+        cmd,
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     deadline = time.time() + 300
     epochs_file = model_dir / "checkpoint" / "epochs.tsv"
     while time.time() < deadline:
@@ -115,8 +148,9 @@ def test_sigterm_stops_the_running_jobs_and_the_next_run_resumes(workdir):
     assert training_processes(proc.pid), "no training process found"
     os.kill(proc.pid, signal.SIGTERM)  # to snakemake alone, as `kill <pid>` or a scheduler's stop sends it
     stopped = time.time()
-    while time.time() - stopped < 10 and any("polyvse" in c or "train.py" in c
-                                              for c in session_processes(proc.pid).values()):
+    while time.time() - stopped < 10 and any(
+        "polyvse" in c or "train.py" in c for c in session_processes(proc.pid).values()
+    ):
         time.sleep(0.2)
     left = [c for c in session_processes(proc.pid).values() if "polyvse" in c or "train.py" in c]
     assert not left, f"still running 10 s after SIGTERM: {left}"
@@ -139,8 +173,14 @@ def test_killed_run_resumes_from_its_checkpoint_with_the_same_command(workdir):
     target = "results/m30k/models/embn_resume/model.pt"
     ckpt = workdir / "results/m30k/models/embn_resume/checkpoint"
     cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", "config.yaml", "--cores", "1", target]
-    proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    proc = subprocess.Popen(
+        cmd,
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     deadline = time.time() + 300
     epochs_file = ckpt / "epochs.tsv"
     while time.time() < deadline:
@@ -161,7 +201,9 @@ def test_killed_run_resumes_from_its_checkpoint_with_the_same_command(workdir):
     assert run.returncode == 0, run.stderr[-4000:]
     assert "cleared the lock of an earlier run that is gone" in run.stderr
     log = (workdir / "logs/m30k/train_embn_resume.log").read_text()
-    assert f"resumed from checkpoint {ckpt / 'last.pt'} after epoch {len(before)}".replace(str(workdir) + "/", "") in log
+    assert (
+        f"resumed from checkpoint {ckpt / 'last.pt'} after epoch {len(before)}".replace(str(workdir) + "/", "") in log
+    )
     after = pd.read_csv(workdir / "results/m30k/models/embn_resume/epochs.tsv", sep="\t")
     assert list(after["epoch"]) == [1, 2, 3, 4, 5, 6]
     pd.testing.assert_frame_equal(after.iloc[: len(before)], before)  # the epochs before the kill are kept
@@ -173,7 +215,9 @@ def test_bad_config_fails_before_any_job_naming_the_key(tmp_path):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     run = snakemake(tmp_path, "--cores", "1")
     assert run.returncode != 0
-    assert "config.yaml:" in run.stderr and "config key training.epoch: unknown key; did you mean 'epochs'?" in run.stderr
+    assert (
+        "config.yaml:" in run.stderr and "config key training.epoch: unknown key; did you mean 'epochs'?" in run.stderr
+    )
     assert not (tmp_path / "results").exists()
 
     config = yaml.safe_load(TINY.read_text())
@@ -218,8 +262,9 @@ def test_translation_rerun_sends_nothing_and_augments_every_language(workdir):
 
     aug_path.unlink()
     (workdir / "results/m30k/test_translations.parquet").unlink()
-    run = snakemake(workdir, "--cores", "1", "results/m30k/captions_augmented.parquet",
-                    "results/m30k/test_translations.parquet")
+    run = snakemake(
+        workdir, "--cores", "1", "results/m30k/captions_augmented.parquet", "results/m30k/test_translations.parquet"
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     for name in ("augment_captions", "query_translations_test"):
         log = (workdir / f"logs/m30k/{name}.log").read_text().splitlines()
@@ -229,8 +274,11 @@ def test_translation_rerun_sends_nothing_and_augments_every_language(workdir):
 
 def test_googletrans_without_network_fails_in_bounded_time_leaving_nothing(tmp_path):
     config = yaml.safe_load(TINY.read_text())
-    config["translate"] = {"backend": "googletrans", "cache": "cache/tr.sqlite",
-                           "googletrans": {"retries": 1, "timeout": 3.0}}
+    config["translate"] = {
+        "backend": "googletrans",
+        "cache": "cache/tr.sqlite",
+        "googletrans": {"retries": 1, "timeout": 3.0},
+    }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     t0 = time.time()
     run = snakemake(tmp_path, "--cores", "1", "results/m30k/captions_augmented.parquet", timeout=300)
@@ -244,8 +292,14 @@ def test_googletrans_without_network_fails_in_bounded_time_leaving_nothing(tmp_p
 
 def polyvse_query(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     cli = str(Path(sys.executable).with_name("polyvse"))
-    return subprocess.run([cli, "query", *args], cwd=workdir, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    return subprocess.run(
+        [cli, "query", *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
 
 
 def test_polyvse_query_searches_a_trained_model(workdir, tmp_path, capsys, monkeypatch):
@@ -255,8 +309,19 @@ def test_polyvse_query_searches_a_trained_model(workdir, tmp_path, capsys, monke
     test_ids = set(pd.read_parquet(workdir / "results/m30k/images.parquet").query("split == 'test'")["image_id"])
 
     # the console script, as a user types it
-    text = polyvse_query(workdir, model, "--text", "ein roter Kreis", "--lang", "de", "-k", "3", "--json",
-                         "--sheet", str(tmp_path / "sheet.png"))
+    text = polyvse_query(
+        workdir,
+        model,
+        "--text",
+        "ein roter Kreis",
+        "--lang",
+        "de",
+        "-k",
+        "3",
+        "--json",
+        "--sheet",
+        str(tmp_path / "sheet.png"),
+    )
     assert text.returncode == 0, text.stderr
     found = json.loads(text.stdout)["results"]
     assert [h["rank"] for h in found] == [1, 2, 3] and {h["id"] for h in found} <= test_ids

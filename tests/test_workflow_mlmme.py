@@ -21,19 +21,37 @@ pytestmark = pytest.mark.workflow
 
 CONFIG = {
     "seed": 0,
-    "datasets": {"m30k": {"adapter": "synthetic", "langs": ["en", "de", "fr"],
-                          "synthetic": {"profile": "m30k", "n_train": 48, "n_val": 12, "n_test": 12,
-                                        "image_size": 64, "corpus_sentences": 1000}}},
+    "datasets": {
+        "m30k": {
+            "adapter": "synthetic",
+            "langs": ["en", "de", "fr"],
+            "synthetic": {
+                "profile": "m30k",
+                "n_train": 48,
+                "n_val": 12,
+                "n_test": 12,
+                "image_size": 64,
+                "corpus_sentences": 1000,
+            },
+        }
+    },
     "fasttext": {"dim": 16, "epochs": 5, "bucket": 10000},
     "variants": {},
     "reports": {},
     "figures": {},
     "extra_reports": ["mlmme_table1", "translator_curve"],
-    "mlmme": {"betas": [1.0, 0.5], "model": {"word_dim": 8, "gru_hidden": 8, "joint_dim": 8, "dropout": 0.0},
-              "n_contrastive": 3, "training": {"epochs": 2, "lr": 0.01, "batch_size": 16}},
-    "translator": {"examples": [20, 10], "model": {"gru_hidden": 8, "joint_dim": 8},
-                   "source_training": {"epochs": 2, "lr": 0.01, "batch_size": 16},
-                   "target_training": {"epochs": 2, "lr": 0.01, "batch_size": 16, "min_batches_per_epoch": 2}},
+    "mlmme": {
+        "betas": [1.0, 0.5],
+        "model": {"word_dim": 8, "gru_hidden": 8, "joint_dim": 8, "dropout": 0.0},
+        "n_contrastive": 3,
+        "training": {"epochs": 2, "lr": 0.01, "batch_size": 16},
+    },
+    "translator": {
+        "examples": [20, 10],
+        "model": {"gru_hidden": 8, "joint_dim": 8},
+        "source_training": {"epochs": 2, "lr": 0.01, "batch_size": 16},
+        "target_training": {"epochs": 2, "lr": 0.01, "batch_size": 16, "min_batches_per_epoch": 2},
+    },
     "resources": {"train": {"threads": 1}, "features": {"threads": 1}},
 }
 
@@ -56,8 +74,9 @@ def workdir(tmp_path_factory) -> Path:
 def test_mlmme_table_has_the_paper_layout(workdir):
     table = pd.read_csv(workdir / "results" / "mlmme_table1.tsv", sep="\t")
     assert list(table.columns) == ["section", "metric", "en VSE", "en β=1", "en β=.5", "de VSE", "de β=1", "de β=.5"]
-    assert list(table["section"]) == (["Sentence to image"] * 4 + ["Image to sentence"] * 4
-                                      + ["Sentence to sentence"] * 4)
+    assert list(table["section"]) == (
+        ["Sentence to image"] * 4 + ["Image to sentence"] * 4 + ["Sentence to sentence"] * 4
+    )
     assert list(table["metric"]) == ["r@1", "r@5", "r@10", "mrank"] * 3
     recalls = table[table["metric"] != "mrank"]
     image = recalls[recalls["section"] != "Sentence to sentence"]
@@ -70,7 +89,7 @@ def test_mlmme_table_has_the_paper_layout(workdir):
     md = (workdir / "results" / "mlmme_table1.md").read_text()
     assert "| | English VSE | English β=1 | English β=.5 | German VSE |" in md
     assert "*Sentence to image*" in md and "*Image to sentence*" in md and "en→de r@1" in md
-    assert md.count("(+") + md.count("(-") >= 12              # every MLMME recall shows its gain over VSE
+    assert md.count("(+") + md.count("(-") >= 12  # every MLMME recall shows its gain over VSE
     params = json.loads((workdir / "results/m30k/mlmme/b50/params.json").read_text())
     assert params["langs"] == ["en", "de"] and params["beta"] == 0.5
     vse = json.loads((workdir / "results/m30k/mlmme/vse_de/params.json").read_text())
@@ -79,17 +98,28 @@ def test_mlmme_table_has_the_paper_layout(workdir):
 
 def test_translator_curve_has_every_protocol_and_size(workdir):
     curve = pd.read_csv(workdir / "results" / "translator_curve.tsv", sep="\t")
-    assert list(curve.columns[:8]) == ["protocol", "n_examples", "r1_t2i", "r5_t2i", "r10_t2i",
-                                       "r1_i2t", "r5_i2t", "r10_i2t"]
+    assert list(curve.columns[:8]) == [
+        "protocol",
+        "n_examples",
+        "r1_t2i",
+        "r5_t2i",
+        "r10_t2i",
+        "r1_i2t",
+        "r5_i2t",
+        "r10_i2t",
+    ]
     assert list(zip(curve["protocol"], curve["n_examples"])) == [(p, n) for p in ("FS", "T1", "T2") for n in (10, 20)]
     assert ((curve["r10_t2i"] >= curve["r1_t2i"]) & (curve["r10_i2t"] >= curve["r5_i2t"])).all()
-    assert (curve.loc[curve["protocol"] == "T1", "params_train"] > curve.loc[curve["protocol"] == "FS", "params_train"].max()).all()
+    assert (
+        curve.loc[curve["protocol"] == "T1", "params_train"]
+        > curve.loc[curve["protocol"] == "FS", "params_train"].max()
+    ).all()
     assert (workdir / "results" / "translator_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     align = json.loads((workdir / "results/m30k/translator/de-fr/align/align.json").read_text())
     assert align["dictionary"].startswith("fr-en ∘ en-de") and align["matrix_shape"] == [16, 16]
     assert 0 <= align["p1_csls_rcsls"] <= 100 and align["heldout_queries"] >= 1
     m = np.load(workdir / "results/m30k/translator/de-fr/align/translator.npy")
-    assert np.linalg.norm(m, 2) <= 1 + 1e-5                    # RCSLS's spectral constraint
+    assert np.linalg.norm(m, 2) <= 1 + 1e-5  # RCSLS's spectral constraint
     log = (workdir / "logs/m30k/translator_align_de-fr.log").read_text()
     assert "held-out precision@1" in log
     # every protocol started from the source model's image branch (translator.image_branch's default)

@@ -33,8 +33,15 @@ def run(smalr_run):
 
 def test_smalr_table_rows_protocols_and_parameter_counts(run):
     table = pd.read_csv(run / "results" / "table2.tsv", sep="\t")
-    assert list(table["model"]) == ["Trans. to En", "EmbN", "(5) S-LIWE", "(5) MULE", "SMALR", "SMALR-CLC-A",
-                                    "SMALR-CLC-C"]
+    assert list(table["model"]) == [
+        "Trans. to En",
+        "EmbN",
+        "(5) S-LIWE",
+        "(5) MULE",
+        "SMALR",
+        "SMALR-CLC-A",
+        "SMALR-CLC-C",
+    ]
     rows = table.set_index("model")
     assert not pd.isna(rows.loc["SMALR", "Cn"]) and pd.isna(rows.loc["SMALR-CLC-A", "Cn"])  # CLC: human languages
     assert not pd.isna(rows.loc["SMALR-CLC-C", "HA"])
@@ -57,8 +64,17 @@ def test_family_outputs_pretraining_and_mule_table(run):
     liwe = load_torch(run / "results/m30k/models/liwe_5/model.pt")
     assert liwe["vocab"]["kind"] == "chars"
     mule = pd.read_csv(run / "results" / "mule_table2.tsv", sep="\t")
-    assert list(mule.columns) == ["section", "model", "single_model", "En", "De", "Fr", "Cs", "params_train",
-                                  "params_test"]
+    assert list(mule.columns) == [
+        "section",
+        "model",
+        "single_model",
+        "En",
+        "De",
+        "Fr",
+        "Cs",
+        "params_train",
+        "params_test",
+    ]
     assert list(mule["single_model"]) == ["N", "Y"]
     assert (run / "results/m30k/val_translations.parquet").exists()
     usage = pd.read_csv(run / "results/m30k/pretrain/latent_usage.tsv", sep="\t").set_index("scope")
@@ -95,8 +111,7 @@ def test_findings_train_the_compared_rows_with_every_seed(run):
     assert list(table["claim"].unique()) == ["smalr_clc"]
     assert list(table["row"]) == ["SMALR", "SMALR-CLC-A", "SMALR-CLC-C"] and set(table["seeds"]) == {2}
     assert table["verdict"].iloc[0] in ("agrees", "disagrees", "within noise")
-    seeds = [json.loads((run / f"results/m30k/models/smalr_5{s}/params.json").read_text())
-             for s in ("", "-s1")]
+    seeds = [json.loads((run / f"results/m30k/models/smalr_5{s}/params.json").read_text()) for s in ("", "-s1")]
     assert len({p["params_train"] for p in seeds}) == 1  # the same model, trained twice
     assert not (run / "results/m30k/models/smalr_5-s2").exists()
     values = [float(x) for x in table["values"].iloc[0].split()]
@@ -107,8 +122,14 @@ def test_findings_train_the_compared_rows_with_every_seed(run):
 # ----------------------------------------------------------------------------- fault injection
 
 # stage -> the script its jobs run (snakemake runs a copy named .snakemake/scripts/tmpXXXX.<script>)
-STAGES = {"dataset": ".make_dataset.py", "MT": ".augment_captions.py", "FastText": ".fasttext_vectors.py",
-          "pretraining": ".pretrain.py", "training": ".train.py", "evaluation": ".evaluate.py"}
+STAGES = {
+    "dataset": ".make_dataset.py",
+    "MT": ".augment_captions.py",
+    "FastText": ".fasttext_vectors.py",
+    "pretraining": ".pretrain.py",
+    "training": ".train.py",
+    "evaluation": ".evaluate.py",
+}
 
 
 def session_cmdlines(session: int) -> list[str]:
@@ -129,8 +150,14 @@ def command() -> list[str]:
 
 def kill_during(workdir: Path, script: str) -> None:
     """Start the workflow, SIGKILL it with all its jobs once a job of ``script`` runs."""
-    proc = subprocess.Popen(command(), cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    proc = subprocess.Popen(
+        command(),
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     deadline = time.time() + 300
     try:
         while not any(script in c for c in session_cmdlines(proc.pid)):
@@ -149,11 +176,15 @@ def test_sigkill_in_every_stage_then_the_same_command_gives_the_uninterrupted_ta
     (work / "config.yaml").write_text(TINY_SMALR.read_text())
     for stage, script in STAGES.items():
         kill_during(work, script)
-    done = subprocess.run(command(), cwd=work, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        command(), cwd=work, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
     assert done.returncode == 0, done.stderr[-4000:]
-    tables = sorted(p.name for p in (smalr_run / "results").glob("*")  # timings differ between any two runs
-                    if p.suffix in (".tsv", ".md") and p.name not in TIMING_FILES)
+    tables = sorted(
+        p.name
+        for p in (smalr_run / "results").glob("*")  # timings differ between any two runs
+        if p.suffix in (".tsv", ".md") and p.name not in TIMING_FILES
+    )
     assert tables, "the uninterrupted run wrote no table"
     for name in tables:
         assert (work / "results" / name).read_bytes() == (smalr_run / "results" / name).read_bytes(), name

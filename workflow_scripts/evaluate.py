@@ -24,16 +24,39 @@ with job_log(snakemake.log[0], "evaluate") as log:
     ids = Path(snakemake.input.ids).read_text(encoding="utf-8").split()
     captions = read_captions(snakemake.input.captions)
     features = np.load(snakemake.input.features)
-    translations = (pd.read_parquet(snakemake.input.translations)
-                    if "translations" in snakemake.input.keys() else None)
+    translations = pd.read_parquet(snakemake.input.translations) if "translations" in snakemake.input.keys() else None
     if protocol in CLC_PROTOCOLS:
-        val_translations = (pd.read_parquet(snakemake.input.val_translations)
-                            if "val_translations" in snakemake.input.keys() else None)
-        table, added = evaluate_clc(model, vocab, captions, features, ids, snakemake.params.langs, saved["max_len"],
-                                    translations, protocol, val_translations, seed=snakemake.params.seed)
+        val_translations = (
+            pd.read_parquet(snakemake.input.val_translations) if "val_translations" in snakemake.input.keys() else None
+        )
+        table, added = evaluate_clc(
+            model,
+            vocab,
+            captions,
+            features,
+            ids,
+            snakemake.params.langs,
+            saved["max_len"],
+            translations,
+            protocol,
+            val_translations,
+            seed=snakemake.params.seed,
+        )
     else:
-        table, added = evaluate_model(model, vocab, captions, features, ids, snakemake.params.langs,
-                                      saved["max_len"], translations, snakemake.params.query_lang), 0
+        table, added = (
+            evaluate_model(
+                model,
+                vocab,
+                captions,
+                features,
+                ids,
+                snakemake.params.langs,
+                saved["max_len"],
+                translations,
+                snakemake.params.query_lang,
+            ),
+            0,
+        )
     # parameters the protocol adds to the model's (CLC-C's MLP), for the tables' counts
     table["added_params"] = int(added)
     write_tsv(table, snakemake.output[0], float_format="%.2f")

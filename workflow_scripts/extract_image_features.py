@@ -14,14 +14,19 @@ with job_log(snakemake.log[0], "image_features") as log:
     images = read_images(snakemake.input.images)
     ids = list(images["image_id"])
     if s["backbone"] == "precomputed":
-        feats = load_precomputed(s["precomputed_features"], s["precomputed_ids"], ids,
-                                 npy_key="image_features.precomputed_features",
-                                 ids_key="image_features.precomputed_ids")
+        feats = load_precomputed(
+            s["precomputed_features"],
+            s["precomputed_ids"],
+            ids,
+            npy_key="image_features.precomputed_features",
+            ids_key="image_features.precomputed_ids",
+        )
     else:
         root = Path(snakemake.params.image_root)
         backbone = load_backbone(s["backbone"], weights_path=s.get("weights_path"))
-        feats = extract_features([root / p for p in images["path"]], backbone, batch_size=s["batch_size"],
-                                 num_threads=snakemake.threads)
+        feats = extract_features(
+            [root / p for p in images["path"]], backbone, batch_size=s["batch_size"], num_threads=snakemake.threads
+        )
     feats = np.ascontiguousarray(feats, dtype=np.float32)
     log.info("%s features: %s", s["backbone"], feats.shape)
     write_npy(feats, snakemake.output.features)

@@ -13,10 +13,22 @@ if __name__ == "__main__":
         if sub.empty:
             raise ValueError(f"{snakemake.input.utterances}: no utterance in {lang!r}")
         processes = extraction_processes(len(sub), snakemake.threads)
-        stats = extract_store(resolve_paths(sub, snakemake.params.root), list(sub["image_id"]), snakemake.output[0],
-                              threads=processes, desc=f"log-Mel {lang}",
-                              meta={"dataset": snakemake.wildcards.dataset, "lang": lang})
-        log.info("log-Mel %s: %d utterances (%.1f s of audio, %d frames) in %.2f s with %d process(es): "
-                 "%.1f utterances/s", lang, stats.n_utterances, stats.audio_seconds, stats.n_frames,
-                 stats.wall_seconds, stats.threads, stats.utterances_per_s)
+        stats = extract_store(
+            resolve_paths(sub, snakemake.params.root),
+            list(sub["image_id"]),
+            snakemake.output[0],
+            threads=processes,
+            desc=f"log-Mel {lang}",
+            meta={"dataset": snakemake.wildcards.dataset, "lang": lang},
+        )
+        log.info(
+            "log-Mel %s: %d utterances (%.1f s of audio, %d frames) in %.2f s with %d process(es): %.1f utterances/s",
+            lang,
+            stats.n_utterances,
+            stats.audio_seconds,
+            stats.n_frames,
+            stats.wall_seconds,
+            stats.threads,
+            stats.utterances_per_s,
+        )
         log.info("throughput %s", stats.as_dict())

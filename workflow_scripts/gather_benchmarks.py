@@ -9,7 +9,12 @@ from polyvse.report.benchmarks import benchmark_summary, gather_benchmarks
 with job_log(snakemake.log[0], "benchmarks") as log:
     jobs = gather_benchmarks(Path(snakemake.params.root))
     summary = benchmark_summary(jobs)
-    log.info("%d jobs of %d rules, %.0f s of job time:\n%s", len(jobs), len(summary), jobs["seconds"].sum(),
-             summary.to_string(index=False))
+    log.info(
+        "%d jobs of %d rules, %.0f s of job time:\n%s",
+        len(jobs),
+        len(summary),
+        jobs["seconds"].sum(),
+        summary.to_string(index=False),
+    )
     write_tsv(jobs, snakemake.output.jobs)
     write_tsv(summary, snakemake.output.summary)

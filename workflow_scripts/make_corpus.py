@@ -9,5 +9,13 @@ with job_log(snakemake.log[0], "corpus") as log:
     lang, p = snakemake.wildcards.lang, snakemake.params
     t0 = time.perf_counter()
     summary = write_text_corpus(snakemake.output[0], lang, p.sentences, seed=p.seed, lexicon=p.lexicon)
-    log.info("%s: %d lines, %d tokens, %d types (lexicon %s, seed %d) in %.1f s", lang, summary["lines"],
-             summary["tokens"], summary["types"], p.lexicon, p.seed, time.perf_counter() - t0)
+    log.info(
+        "%s: %d lines, %d tokens, %d types (lexicon %s, seed %d) in %.1f s",
+        lang,
+        summary["lines"],
+        summary["tokens"],
+        summary["types"],
+        p.lexicon,
+        p.seed,
+        time.perf_counter() - t0,
+    )

@@ -8,8 +8,10 @@ from polyvse.logs import job_log
 
 with job_log(snakemake.log[0], "dictionaries") as log:
     if snakemake.params.adapter != "synthetic":
-        raise ValueError(f"dataset {snakemake.wildcards.dataset}: only the synthetic adapter writes dictionaries; "
-                         "for real data name MUSE dictionaries in config (translate.dictionaries)")
+        raise ValueError(
+            f"dataset {snakemake.wildcards.dataset}: only the synthetic adapter writes dictionaries; "
+            "for real data name MUSE dictionaries in config (translate.dictionaries)"
+        )
     from polyvse.data.synthetic import write_dictionaries
 
     out = Path(snakemake.output[0])

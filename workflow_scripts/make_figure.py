@@ -13,10 +13,11 @@ TITLES = {"m30k": "Multi30K-like", "coco": "MSCOCO-like", "multi30k": "Multi30K"
 
 with job_log(snakemake.log[0], "figure") as log:
     fig, variants = snakemake.params.figure, snakemake.params.variants
-    evals = {tuple(key): pd.read_csv(p, sep="\t", keep_default_na=False)
-             for key, p in zip(snakemake.params.sources, snakemake.input.evals)}
-    params = {v: json.loads(Path(p).read_text())
-              for (v, _), p in zip(snakemake.params.sources, snakemake.input.params)}
+    evals = {
+        tuple(key): pd.read_csv(p, sep="\t", keep_default_na=False)
+        for key, p in zip(snakemake.params.sources, snakemake.input.evals)
+    }
+    params = {v: json.loads(Path(p).read_text()) for (v, _), p in zip(snakemake.params.sources, snakemake.input.params)}
     if fig["kind"] == "vocab_reduction":
         frame = vocab_reduction_frame(fig["points"], evals, params, fig["datasets"])
         titles = {}

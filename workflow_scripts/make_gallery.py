@@ -12,8 +12,10 @@ from polyvse.report.gallery import GalleryHit, draw_gallery, gallery_queries, ga
 
 with job_log(snakemake.log[0], "gallery") as log:
     candidates = snakemake.params.candidates
-    evaluations = {v: pd.read_csv(p, sep="\t", keep_default_na=False)
-                   for v, p in zip(candidates, snakemake.input.evals, strict=True)}
+    evaluations = {
+        v: pd.read_csv(p, sep="\t", keep_default_na=False)
+        for v, p in zip(candidates, snakemake.input.evals, strict=True)
+    }
     variant = gallery_variant(candidates, evaluations)
     model_dir = Path(snakemake.input.models[candidates.index(variant)]).parent
     tm = open_model(model_dir)
@@ -28,13 +30,30 @@ with job_log(snakemake.log[0], "gallery") as log:
             return False
         return True
 
-    queries = gallery_queries(read_captions(tm.dataset_dir / "captions.parquet"), tm.langs,
-                              snakemake.params.langs, snakemake.params.per_lang, snakemake.params.seed, readable)
-    rows = [(q, [GalleryHit(h.rank, h.id, h.score, h.path)
-                 for h in top_k(embedded[q.text, q.lang], images, snakemake.params.top_k)]) for q in queries]
+    queries = gallery_queries(
+        read_captions(tm.dataset_dir / "captions.parquet"),
+        tm.langs,
+        snakemake.params.langs,
+        snakemake.params.per_lang,
+        snakemake.params.seed,
+        readable,
+    )
+    rows = [
+        (
+            q,
+            [
+                GalleryHit(h.rank, h.id, h.score, h.path)
+                for h in top_k(embedded[q.text, q.lang], images, snakemake.params.top_k)
+            ],
+        )
+        for q in queries
+    ]
     found = sum(any(h.image_id == q.image_id for h in hits) for q, hits in rows)
-    title = (f"{snakemake.wildcards.report}: {variant}, {len(queries)} test captions, top {snakemake.params.top_k} "
-             f"of {len(images.ids)} test images; the described image outlined ({found} found)")
+    title = (
+        f"{snakemake.wildcards.report}: {variant}, {len(queries)} test captions, top {snakemake.params.top_k} "
+        f"of {len(images.ids)} test images; the described image outlined ({found} found)"
+    )
     draw_gallery(snakemake.output[0], title, rows)
-    log.info("%s: %d queries, described image in the top %d for %d", variant, len(queries),
-             snakemake.params.top_k, found)
+    log.info(
+        "%s: %d queries, described image in the top %d for %d", variant, len(queries), snakemake.params.top_k, found
+    )

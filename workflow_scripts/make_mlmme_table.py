@@ -16,8 +16,10 @@ with job_log(snakemake.log[0], "mlmme_table") as log:
     params = {run: json.loads(Path(p).read_text()) for run, p in zip(runs, snakemake.input.params)}
     table = mlmme_table(evals, runs, langs)
     sizes = ", ".join(f"{run} {format_params(params[run]['params_train'])}" for run in runs)
-    notes = [f"Dataset `{ds['name']}` ({ds.get('adapter', '?')}): human test captions, every caption a query. "
-             f"mrank = median rank. Parameters (train time): {sizes}."]
+    notes = [
+        f"Dataset `{ds['name']}` ({ds.get('adapter', '?')}): human test captions, every caption a query. "
+        f"mrank = median rank. Parameters (train time): {sizes}."
+    ]
     write_tsv(table, snakemake.output.tsv, na_rep="", float_format="%.1f")
     write_text(mlmme_markdown(table, runs, langs, snakemake.params.caption, notes), snakemake.output.md)
     log.info("\n%s", table.to_string(index=False))

@@ -16,9 +16,12 @@ with job_log(snakemake.log[0], "speech_table") as log:
     params = {v: json.loads(Path(p).read_text()) for v, p in zip(variants, snakemake.input.params)}
     table = speech_table(rep["rows"], evals, params, langs)
     n_test = int(next(iter(evals.values()))["n"].iloc[0])
-    notes = [f"Dataset {snakemake.params.dataset} ({', '.join(langs)}). " + chance_note(n_test),
-             *table_notes(rep, snakemake.wildcards.speech_report)]
+    notes = [
+        f"Dataset {snakemake.params.dataset} ({', '.join(langs)}). " + chance_note(n_test),
+        *table_notes(rep, snakemake.wildcards.speech_report),
+    ]
     write_tsv(table, snakemake.output.tsv, float_format="%.2f")
-    write_text(speech_markdown(table, langs, rep["caption"] or snakemake.wildcards.speech_report, notes),
-               snakemake.output.md)
+    write_text(
+        speech_markdown(table, langs, rep["caption"] or snakemake.wildcards.speech_report, notes), snakemake.output.md
+    )
     log.info("\n%s", table.to_string(index=False))

@@ -16,7 +16,8 @@ with job_log(snakemake.log[0], "translator_curve") as log:
     note = alignment_note(summary, snakemake.params.source, snakemake.params.target)
     init = initialisation_note(snakemake.params.image_branch, snakemake.params.source)
     log.info("%s; %s", init, note)
-    plot_curve(table, snakemake.output.png, snakemake.params.caption, snakemake.params.target, note,
-               initialisation=init)
+    plot_curve(
+        table, snakemake.output.png, snakemake.params.caption, snakemake.params.target, note, initialisation=init
+    )
     write_tsv(table, snakemake.output.tsv, float_format="%.2f")
     log.info("\n%s", table.to_string(index=False))

@@ -18,7 +18,14 @@ with job_log(snakemake.log[0], "mlmme_evaluate") as log:
     model, vocab = load_mlmme(saved)
     model.to(resolve_device(snakemake.params.device))
     ids = Path(snakemake.input.ids).read_text(encoding="utf-8").split()
-    table = evaluate_mlmme(model, vocab, read_captions(snakemake.input.captions), np.load(snakemake.input.features),
-                           ids, saved["langs"], saved["max_len"])
+    table = evaluate_mlmme(
+        model,
+        vocab,
+        read_captions(snakemake.input.captions),
+        np.load(snakemake.input.features),
+        ids,
+        saved["langs"],
+        saved["max_len"],
+    )
     write_tsv(table, snakemake.output[0], float_format="%.2f")
     log.info("\n%s", table.to_string(index=False))

@@ -14,12 +14,23 @@ from polyvse.train.pretrain import latent_usage, pretrain_latent_vocabulary
 with job_log(snakemake.log[0], "pretrain") as log:
     counts = {Path(p).stem: read_counts(p) for p in snakemake.input.vocab}
     fasttext = {Path(p).stem: np.load(p) for p in snakemake.input.fasttext}
-    saved = pretrain_latent_vocabulary(read_captions(snakemake.input.captions), {l: list(c) for l, c in counts.items()},
-                                       counts, fasttext, snakemake.params.settings, snakemake.params.text,
-                                       Path(snakemake.params.checkpoint_dir), seed=snakemake.params.seed,
-                                       threads=snakemake.threads)
-    log.info("%d latent tokens kept (of %d) for %d words", saved["embeddings"].shape[0],
-             snakemake.params.settings["n_tokens"], len(saved["entries"]) - 1)
+    saved = pretrain_latent_vocabulary(
+        read_captions(snakemake.input.captions),
+        {l: list(c) for l, c in counts.items()},
+        counts,
+        fasttext,
+        snakemake.params.settings,
+        snakemake.params.text,
+        Path(snakemake.params.checkpoint_dir),
+        seed=snakemake.params.seed,
+        threads=snakemake.threads,
+    )
+    log.info(
+        "%d latent tokens kept (of %d) for %d words",
+        saved["embeddings"].shape[0],
+        snakemake.params.settings["n_tokens"],
+        len(saved["entries"]) - 1,
+    )
     usage = latent_usage(saved["entries"], saved["word_to_token"], snakemake.params.settings["n_tokens"])
     log.info("usage of the latent tokens:\n%s", usage.to_string(index=False))
     write_tsv(usage, snakemake.output.usage)

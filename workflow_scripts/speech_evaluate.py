@@ -15,11 +15,26 @@ with job_log(snakemake.log[0], "speech_evaluate") as log:
     training = saved["settings"]["training"]
     device = resolve_device(training["device"])
     model = model_from_saved(saved).to(device)
-    features, views = load_views(snakemake.input.utterances, snakemake.input.logmel, snakemake.input.features,
-                                 snakemake.input.ids, list(model.langs), splits=("test",))
-    table = evaluate_views(model, views["test"], torch.from_numpy(features.astype("float32")), saved["normalize"],
-                           training["eval_batch_size"], device)
+    features, views = load_views(
+        snakemake.input.utterances,
+        snakemake.input.logmel,
+        snakemake.input.features,
+        snakemake.input.ids,
+        list(model.langs),
+        splits=("test",),
+    )
+    table = evaluate_views(
+        model,
+        views["test"],
+        torch.from_numpy(features.astype("float32")),
+        saved["normalize"],
+        training["eval_batch_size"],
+        device,
+    )
     table["best_epoch"] = int(saved["best_epoch"])
-    log.info("test retrieval (best epoch %d):\n%s", saved["best_epoch"],
-             table[["pair", "r1", "r5", "r10"]].to_string(index=False))
+    log.info(
+        "test retrieval (best epoch %d):\n%s",
+        saved["best_epoch"],
+        table[["pair", "r1", "r5", "r10"]].to_string(index=False),
+    )
     write_tsv(table, snakemake.output[0], float_format="%.4f")

@@ -23,24 +23,39 @@ with job_log(snakemake.log[0], "train") as log:
     vocab_counts = {Path(p).stem: read_counts(p) for p in snakemake.input.vocab}
     given = snakemake.input.keys()
     # row order of the FastText / PCA tables: their vocabulary files (human + MT captions)
-    tokens = ({Path(p).stem: list(read_counts(p)) for p in snakemake.input.fasttext_vocab}
-              if "fasttext_vocab" in given else {})
+    tokens = (
+        {Path(p).stem: list(read_counts(p)) for p in snakemake.input.fasttext_vocab}
+        if "fasttext_vocab" in given
+        else {}
+    )
     inputs = FamilyInputs(
         tokens=tokens,
         fasttext=tables(snakemake.input.fasttext) if "fasttext" in given else {},
         pca=tables(snakemake.input.pca) if "pca" in given else {},
         latent=load_torch(snakemake.input.pretrain) if "pretrain" in given else None,
-        dictionaries=(load_english_dictionaries(snakemake.input.dictionaries, settings["train_langs"])
-                      if "dictionaries" in given else {}),
+        dictionaries=(
+            load_english_dictionaries(snakemake.input.dictionaries, settings["train_langs"])
+            if "dictionaries" in given
+            else {}
+        ),
     )
     ids = Path(snakemake.input.ids).read_text(encoding="utf-8").split()
-    trained = train_variant(read_captions(snakemake.input.captions), np.load(snakemake.input.features), ids,
-                            vocab_counts, settings, Path(snakemake.params.checkpoint_dir),
-                            threads=snakemake.threads, inputs=inputs)
+    trained = train_variant(
+        read_captions(snakemake.input.captions),
+        np.load(snakemake.input.features),
+        ids,
+        vocab_counts,
+        settings,
+        Path(snakemake.params.checkpoint_dir),
+        threads=snakemake.threads,
+        inputs=inputs,
+    )
     write_tsv(trained.fit.log, snakemake.output.epochs, float_format="%.5g")
     summary = trained.parameter_summary()
     if hasattr(trained.vocab, "n_mapped"):
         summary["dictionary_mapped_words"] = trained.vocab.n_mapped()
-    write_json({"variant": snakemake.wildcards.variant, "vocabulary_size": len(trained.vocab), **summary},
-               snakemake.output.params)
+    write_json(
+        {"variant": snakemake.wildcards.variant, "vocabulary_size": len(trained.vocab), **summary},
+        snakemake.output.params,
+    )
     save_torch(trained.saved(), snakemake.output.model)

@@ -13,16 +13,37 @@ with job_log(snakemake.log[0], "translator_align") as log:
     src, tgt, align = snakemake.wildcards.src, snakemake.wildcards.tgt, snakemake.params.align
     pairs, how = bilingual_pairs(snakemake.input.dictionaries, tgt, src, snakemake.params.pivots)
     log.info("%s→%s dictionary: %d pairs from %s", tgt, src, len(pairs), how)
-    result = fit_translator_matrix(np.load(snakemake.input.target_vectors), list(read_counts(snakemake.input.target_vocab)),
-                                   np.load(snakemake.input.source_vectors), list(read_counts(snakemake.input.source_vocab)),
-                                   pairs, k=align["k"], n_iter=align["n_iter"], lr=align["lr"],
-                                   constraint=align["constraint"], heldout=align["heldout"],
-                                   seed=snakemake.params.seed, refit_all=align["refit_all"])
-    summary = {"target": tgt, "source": src, "dictionary": how, "dictionary_pairs": len(pairs),
-               "matrix_shape": list(result.matrix.shape), **result.summary()}
-    log.info("held-out precision@1 (%d %s words): SVD %.1f%% (NN) / %.1f%% (CSLS); SVD + RCSLS %.1f%% / %.1f%%",
-             summary["heldout_queries"], tgt, summary["p1_nn_svd"], summary["p1_csls_svd"],
-             summary["p1_nn_rcsls"], summary["p1_csls_rcsls"])
+    result = fit_translator_matrix(
+        np.load(snakemake.input.target_vectors),
+        list(read_counts(snakemake.input.target_vocab)),
+        np.load(snakemake.input.source_vectors),
+        list(read_counts(snakemake.input.source_vocab)),
+        pairs,
+        k=align["k"],
+        n_iter=align["n_iter"],
+        lr=align["lr"],
+        constraint=align["constraint"],
+        heldout=align["heldout"],
+        seed=snakemake.params.seed,
+        refit_all=align["refit_all"],
+    )
+    summary = {
+        "target": tgt,
+        "source": src,
+        "dictionary": how,
+        "dictionary_pairs": len(pairs),
+        "matrix_shape": list(result.matrix.shape),
+        **result.summary(),
+    }
+    log.info(
+        "held-out precision@1 (%d %s words): SVD %.1f%% (NN) / %.1f%% (CSLS); SVD + RCSLS %.1f%% / %.1f%%",
+        summary["heldout_queries"],
+        tgt,
+        summary["p1_nn_svd"],
+        summary["p1_csls_svd"],
+        summary["p1_nn_rcsls"],
+        summary["p1_csls_rcsls"],
+    )
     log.info("summary: %s", summary)
     write_tsv(result.rcsls_log, snakemake.output.steps, float_format="%.6g")
     write_json(summary, snakemake.output.summary)

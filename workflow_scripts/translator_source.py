@@ -12,12 +12,27 @@ from polyvse.train.translator import train_source
 
 with job_log(snakemake.log[0], "translator_source") as log:
     ids = Path(snakemake.input.ids).read_text(encoding="utf-8").split()
-    trained = train_source(read_captions(snakemake.input.captions), np.load(snakemake.input.features), ids,
-                           snakemake.wildcards.src, read_counts(snakemake.input.vocab), np.load(snakemake.input.vectors),
-                           snakemake.params.settings, Path(snakemake.params.checkpoint_dir), threads=snakemake.threads)
+    trained = train_source(
+        read_captions(snakemake.input.captions),
+        np.load(snakemake.input.features),
+        ids,
+        snakemake.wildcards.src,
+        read_counts(snakemake.input.vocab),
+        np.load(snakemake.input.vectors),
+        snakemake.params.settings,
+        Path(snakemake.params.checkpoint_dir),
+        threads=snakemake.threads,
+    )
     train, test = trained.model.parameter_counts()
     write_tsv(trained.fit.log, snakemake.output.epochs, float_format="%.5g")
-    write_json({"lang": snakemake.wildcards.src, "params_train": int(train), "params_test": int(test),
-                "best_epoch": int(trained.fit.best_epoch), "val_mR": round(float(trained.fit.best_score), 3)},
-               snakemake.output.params)
+    write_json(
+        {
+            "lang": snakemake.wildcards.src,
+            "params_train": int(train),
+            "params_test": int(test),
+            "best_epoch": int(trained.fit.best_epoch),
+            "val_mR": round(float(trained.fit.best_score), 3),
+        },
+        snakemake.output.params,
+    )
     save_torch(trained.saved(), snakemake.output.model)

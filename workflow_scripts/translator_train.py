@@ -14,21 +14,49 @@ from polyvse.train.translator import evaluate_target, load_translator_model, tra
 with job_log(snakemake.log[0], "translator_train") as log:
     wc, inp = snakemake.wildcards, snakemake.input
     protocol, n = wc.translator_protocol, int(wc.n_examples)
-    source = (load_translator_model(load_torch(inp.source))[0]
-              if "source" in inp.keys() else None)
+    source = load_translator_model(load_torch(inp.source))[0] if "source" in inp.keys() else None
     matrix = np.load(inp.matrix) if "matrix" in inp.keys() else None
     captions, features = read_captions(inp.captions), np.load(inp.features)
     ids = Path(inp.ids).read_text(encoding="utf-8").split()
-    trained = train_target(protocol, n, captions, features, ids, wc.tgt, read_counts(inp.vocab), np.load(inp.vectors),
-                           snakemake.params.settings, Path(snakemake.params.checkpoint_dir), source=source,
-                           matrix=matrix, examples=snakemake.params.examples, threads=snakemake.threads)
-    result = evaluate_target(trained.model, trained.vocab, captions, features, ids, wc.tgt,
-                             snakemake.params.settings["text"]["max_len"])
+    trained = train_target(
+        protocol,
+        n,
+        captions,
+        features,
+        ids,
+        wc.tgt,
+        read_counts(inp.vocab),
+        np.load(inp.vectors),
+        snakemake.params.settings,
+        Path(snakemake.params.checkpoint_dir),
+        source=source,
+        matrix=matrix,
+        examples=snakemake.params.examples,
+        threads=snakemake.threads,
+    )
+    result = evaluate_target(
+        trained.model, trained.vocab, captions, features, ids, wc.tgt, snakemake.params.settings["text"]["max_len"]
+    )
     train, test = trained.model.parameter_counts()
-    row = {"protocol": protocol, "n_examples": n, "lang": wc.tgt, **result, "best_epoch": int(trained.fit.best_epoch),
-           "val_mR": float(trained.fit.best_score), "params_train": int(train), "params_test": int(test)}
-    log.info("%s, %d %s examples: test mR %.1f (R@1 text→image %.1f, image→text %.1f)", protocol, n, wc.tgt,
-             row["mR"], row["r1_t2i"], row["r1_i2t"])
+    row = {
+        "protocol": protocol,
+        "n_examples": n,
+        "lang": wc.tgt,
+        **result,
+        "best_epoch": int(trained.fit.best_epoch),
+        "val_mR": float(trained.fit.best_score),
+        "params_train": int(train),
+        "params_test": int(test),
+    }
+    log.info(
+        "%s, %d %s examples: test mR %.1f (R@1 text→image %.1f, image→text %.1f)",
+        protocol,
+        n,
+        wc.tgt,
+        row["mR"],
+        row["r1_t2i"],
+        row["r1_i2t"],
+    )
     write_tsv(trained.fit.log, snakemake.output.epochs, float_format="%.5g")
     write_tsv(pd.DataFrame([row]), snakemake.output.eval, float_format="%.2f")
     save_torch(trained.saved(), snakemake.output.model)

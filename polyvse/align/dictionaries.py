@@ -43,8 +43,9 @@ def compose(first: Iterable[tuple[str, str]], second: Iterable[tuple[str, str]])
     return list(seen)
 
 
-def bilingual_pairs(directory: str | Path, target: str, source: str,
-                    pivots: Sequence[str] = ("en",)) -> tuple[list[tuple[str, str]], str]:
+def bilingual_pairs(
+    directory: str | Path, target: str, source: str, pivots: Sequence[str] = ("en",)
+) -> tuple[list[tuple[str, str]], str]:
     """``(target_word, source_word)`` pairs and how they were obtained.
 
     A direct ``{target}-{source}.txt`` (or ``{source}-{target}.txt``) wins;
@@ -68,5 +69,8 @@ def bilingual_pairs(directory: str | Path, target: str, source: str,
             if not pairs:
                 raise InputError(directory, f"composing {target}-{pivot} and {pivot}-{source} gives no pair")
             return pairs, f"{target}-{pivot} ∘ {pivot}-{source} (composed through {pivot})"
-    raise InputError(directory, f"no {target}-{source} dictionary, and none to compose through "
-                                f"{', '.join(pivots)} ({target}-xx and xx-{source} files, either direction)")
+    raise InputError(
+        directory,
+        f"no {target}-{source} dictionary, and none to compose through "
+        f"{', '.join(pivots)} ({target}-xx and xx-{source} files, either direction)",
+    )

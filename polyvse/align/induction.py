@@ -28,8 +28,11 @@ from polyvse.align.procrustes import as_matrix
 from polyvse.errors import InputError
 
 
-def translation_pairs(dictionary: Iterable[tuple[str, str]], target_words: Sequence[str] | Mapping[str, int],
-                      source_words: Sequence[str] | Mapping[str, int]) -> np.ndarray:
+def translation_pairs(
+    dictionary: Iterable[tuple[str, str]],
+    target_words: Sequence[str] | Mapping[str, int],
+    source_words: Sequence[str] | Mapping[str, int],
+) -> np.ndarray:
     """Row indices of the dictionary's pairs whose both words have vectors.
 
     dictionary: ``(target_word, source_word)`` pairs (for a MUSE file
@@ -68,13 +71,20 @@ def _mean_topk(queries: np.ndarray, candidates: np.ndarray, k: int, chunk: int) 
     """Mean of the k largest inner products of each query with the candidates, ``(n,)``."""
     out = np.empty(len(queries))
     for lo in range(0, len(queries), chunk):
-        sim = queries[lo:lo + chunk] @ candidates.T
-        out[lo:lo + chunk] = np.partition(sim, -k, axis=1)[:, -k:].mean(axis=1)
+        sim = queries[lo : lo + chunk] @ candidates.T
+        out[lo : lo + chunk] = np.partition(sim, -k, axis=1)[:, -k:].mean(axis=1)
     return out
 
 
-def induction_precision(m: ArrayLike, target_vectors: ArrayLike, source_vectors: ArrayLike, pairs: ArrayLike, *,
-                        k: int = 10, chunk: int = 2048) -> InductionResult:
+def induction_precision(
+    m: ArrayLike,
+    target_vectors: ArrayLike,
+    source_vectors: ArrayLike,
+    pairs: ArrayLike,
+    *,
+    k: int = 10,
+    chunk: int = 2048,
+) -> InductionResult:
     """Precision@1 of mapping M on the dictionary ``pairs``, by NN and by CSLS.
 
     m: ``(d_s, d_t)`` (``M t ≈ s``); target_vectors ``(V_t, d_t)``: the target
@@ -89,8 +99,9 @@ def induction_precision(m: ArrayLike, target_vectors: ArrayLike, source_vectors:
     sv = as_matrix(source_vectors, f"{where}(source_vectors)")
     pr = np.asarray(pairs)
     if mat.shape != (sv.shape[1], tv.shape[1]):
-        raise InputError(f"{where}(m)", f"M must be (d_source, d_target) = ({sv.shape[1]}, {tv.shape[1]}), "
-                                        f"got {mat.shape}")
+        raise InputError(
+            f"{where}(m)", f"M must be (d_source, d_target) = ({sv.shape[1]}, {tv.shape[1]}), got {mat.shape}"
+        )
     if pr.ndim != 2 or pr.shape[1] != 2 or len(pr) == 0 or not np.issubdtype(pr.dtype, np.integer):
         raise InputError(f"{where}(pairs)", f"expected a non-empty (m, 2) integer array, got {pr.dtype} {pr.shape}")
     if pr[:, 0].min() < 0 or pr[:, 0].max() >= len(tv) or pr[:, 1].min() < 0 or pr[:, 1].max() >= len(sv):
@@ -106,17 +117,17 @@ def induction_precision(m: ArrayLike, target_vectors: ArrayLike, source_vectors:
         keys = (first_query + np.arange(len(predicted), dtype=np.int64)) * len(sv) + predicted
         return int(np.isin(keys, gold_keys).sum())
 
-    mapped_vocab = _unit(tv @ mat.T)                       # (V_t, d_s)
-    candidates = _unit(sv)                                 # (V_s, d_s)
-    mapped_queries = mapped_vocab[queries]                 # (q, d_s)
-    r_target = _mean_topk(candidates, mapped_vocab, k, chunk)    # r_T(b) for every candidate
+    mapped_vocab = _unit(tv @ mat.T)  # (V_t, d_s)
+    candidates = _unit(sv)  # (V_s, d_s)
+    mapped_queries = mapped_vocab[queries]  # (q, d_s)
+    r_target = _mean_topk(candidates, mapped_vocab, k, chunk)  # r_T(b) for every candidate
     r_source = _mean_topk(mapped_queries, candidates, k, chunk)  # r_S(Ma) for every query
 
     hits_nn = hits_csls = 0
     for lo in range(0, len(queries), chunk):
-        cos = mapped_queries[lo:lo + chunk] @ candidates.T
+        cos = mapped_queries[lo : lo + chunk] @ candidates.T
         hits_nn += hits(lo, cos.argmax(axis=1))
-        csls = 2.0 * cos - r_source[lo:lo + chunk, None] - r_target[None, :]
+        csls = 2.0 * cos - r_source[lo : lo + chunk, None] - r_target[None, :]
         hits_csls += hits(lo, csls.argmax(axis=1))
     n = len(queries)
     return InductionResult(nn=100.0 * hits_nn / n, csls=100.0 * hits_csls / n, n_queries=n)

@@ -38,8 +38,9 @@ def check_pairs(target: ArrayLike, source: ArrayLike, where: str) -> tuple[np.nd
     x = as_matrix(target, f"{where}(target)")
     y = as_matrix(source, f"{where}(source)")
     if x.shape[0] != y.shape[0]:
-        raise InputError(where, f"target has {x.shape[0]} rows but source has {y.shape[0]}: "
-                                "rows must be translation pairs")
+        raise InputError(
+            where, f"target has {x.shape[0]} rows but source has {y.shape[0]}: rows must be translation pairs"
+        )
     return x, y
 
 

@@ -53,27 +53,39 @@ def knn_indices(queries: np.ndarray, candidates: np.ndarray, k: int, chunk: int 
     """
     top = np.empty((len(queries), k), dtype=np.int64)
     for lo in range(0, len(queries), chunk):
-        sim = queries[lo:lo + chunk] @ candidates.T
-        top[lo:lo + chunk] = np.argpartition(sim, -k, axis=1)[:, -k:]
+        sim = queries[lo : lo + chunk] @ candidates.T
+        top[lo : lo + chunk] = np.argpartition(sim, -k, axis=1)[:, -k:]
     return top
 
 
-def _check_setup(target: ArrayLike, source: ArrayLike, k: int, target_vocab: ArrayLike | None,
-                 source_vocab: ArrayLike | None, where: str) -> tuple[np.ndarray, ...]:
+def _check_setup(
+    target: ArrayLike,
+    source: ArrayLike,
+    k: int,
+    target_vocab: ArrayLike | None,
+    source_vocab: ArrayLike | None,
+    where: str,
+) -> tuple[np.ndarray, ...]:
     a, b = check_pairs(target, source, where)
     za = a if target_vocab is None else as_matrix(target_vocab, f"{where}(target_vocab)")
     zb = b if source_vocab is None else as_matrix(source_vocab, f"{where}(source_vocab)")
     if za.shape[1] != a.shape[1] or zb.shape[1] != b.shape[1]:
-        raise InputError(where, f"vocabulary dimensions {za.shape[1]}/{zb.shape[1]} differ from the "
-                                f"dictionary vectors' {a.shape[1]}/{b.shape[1]} (target/source)")
+        raise InputError(
+            where,
+            f"vocabulary dimensions {za.shape[1]}/{zb.shape[1]} differ from the "
+            f"dictionary vectors' {a.shape[1]}/{b.shape[1]} (target/source)",
+        )
     if not 1 <= k <= min(len(za), len(zb)):
-        raise InputError(where, f"k = {k} nearest neighbours, but the candidate sets have "
-                                f"{len(za)} target and {len(zb)} source words")
+        raise InputError(
+            where,
+            f"k = {k} nearest neighbours, but the candidate sets have {len(za)} target and {len(zb)} source words",
+        )
     return a, b, za, zb
 
 
-def _objective_and_gradient(m: np.ndarray, a: np.ndarray, b: np.ndarray, za: np.ndarray,
-                            zb: np.ndarray, k: int, chunk: int) -> tuple[float, np.ndarray]:
+def _objective_and_gradient(
+    m: np.ndarray, a: np.ndarray, b: np.ndarray, za: np.ndarray, zb: np.ndarray, k: int, chunk: int
+) -> tuple[float, np.ndarray]:
     """f(M) and its (sub)gradient ``(d_s, d_t)``.
 
     Each term is linear in M once the neighbour sets are fixed, and the sets are
@@ -83,22 +95,31 @@ def _objective_and_gradient(m: np.ndarray, a: np.ndarray, b: np.ndarray, za: np.
     neighbours. f is convex (a sum of top-k maxima of linear functions).
     """
     n = len(a)
-    mapped = a @ m.T                                          # (n, d_s): M a_i
-    nn_b = knn_indices(mapped, zb, k, chunk)                  # kNN(M a_i, B)
-    nn_a = knn_indices(b, za @ m.T, k, chunk)                 # kNN(b_i, M A)
-    y_bar = zb[nn_b].mean(axis=1)                             # (n, d_s)
-    a_bar = za[nn_a].mean(axis=1)                             # (n, d_t)
+    mapped = a @ m.T  # (n, d_s): M a_i
+    nn_b = knn_indices(mapped, zb, k, chunk)  # kNN(M a_i, B)
+    nn_a = knn_indices(b, za @ m.T, k, chunk)  # kNN(b_i, M A)
+    y_bar = zb[nn_b].mean(axis=1)  # (n, d_s)
+    a_bar = za[nn_a].mean(axis=1)  # (n, d_t)
     # b_iᵀ M a_i, r(M a_i, B) = (M a_i)ᵀ ȳ_i, r(b_i, M A) = b_iᵀ M ā_i
-    value = (-2.0 * np.einsum("ij,ij->", mapped, b)
-             + np.einsum("ij,ij->", mapped, y_bar)
-             + np.einsum("ij,ij->", b, a_bar @ m.T)) / n
+    value = (
+        -2.0 * np.einsum("ij,ij->", mapped, b)
+        + np.einsum("ij,ij->", mapped, y_bar)
+        + np.einsum("ij,ij->", b, a_bar @ m.T)
+    ) / n
     grad = (-2.0 * b.T @ a + y_bar.T @ a + b.T @ a_bar) / n
     return float(value), grad
 
 
-def rcsls_objective(m: ArrayLike, target: ArrayLike, source: ArrayLike, *, k: int = 10,
-                    target_vocab: ArrayLike | None = None, source_vocab: ArrayLike | None = None,
-                    chunk: int = 2048) -> tuple[float, np.ndarray]:
+def rcsls_objective(
+    m: ArrayLike,
+    target: ArrayLike,
+    source: ArrayLike,
+    *,
+    k: int = 10,
+    target_vocab: ArrayLike | None = None,
+    source_vocab: ArrayLike | None = None,
+    chunk: int = 2048,
+) -> tuple[float, np.ndarray]:
     """The RCSLS objective f(M) of the poster and its gradient.
 
     m: ``(d_s, d_t)``; target: ``(n, d_t)`` and source: ``(n, d_s)`` dictionary
@@ -164,10 +185,20 @@ def _spectral_norm(m: np.ndarray) -> float:
     return float(np.linalg.norm(m, 2))
 
 
-def rcsls_refine(target: ArrayLike, source: ArrayLike, init: ArrayLike | None = None, *, k: int = 10,
-                 n_iter: int = 50, lr: float = 1.0, min_lr: float = 1e-4, constraint: str = "spectral",
-                 target_vocab: ArrayLike | None = None, source_vocab: ArrayLike | None = None,
-                 chunk: int = 2048) -> RcslsResult:
+def rcsls_refine(
+    target: ArrayLike,
+    source: ArrayLike,
+    init: ArrayLike | None = None,
+    *,
+    k: int = 10,
+    n_iter: int = 50,
+    lr: float = 1.0,
+    min_lr: float = 1e-4,
+    constraint: str = "spectral",
+    target_vocab: ArrayLike | None = None,
+    source_vocab: ArrayLike | None = None,
+    chunk: int = 2048,
+) -> RcslsResult:
     """Refine M by full-batch gradient descent on the RCSLS objective.
 
     target ``(n, d_t)``, source ``(n, d_s)``: dictionary pairs, normally

@@ -66,20 +66,36 @@ class TranslatorMatrix:
     refit_all: bool
 
     def summary(self) -> dict:
-        return {"refit_on_all_pairs": self.refit_all, "n_train_pairs": self.n_train_pairs,
-                "n_heldout_pairs": self.n_heldout_pairs, "heldout_queries": self.rcsls_precision.n_queries,
-                "p1_nn_svd": round(self.svd_precision.nn, 2), "p1_csls_svd": round(self.svd_precision.csls, 2),
-                "p1_nn_rcsls": round(self.rcsls_precision.nn, 2),
-                "p1_csls_rcsls": round(self.rcsls_precision.csls, 2),
-                "p1_csls_final_on_its_training_pairs": round(self.fitted_precision.csls, 2),
-                "rcsls_objective_start": float(self.rcsls_log["objective"].iloc[0]),
-                "rcsls_objective_end": float(self.rcsls_log["objective"].iloc[-1])}
+        return {
+            "refit_on_all_pairs": self.refit_all,
+            "n_train_pairs": self.n_train_pairs,
+            "n_heldout_pairs": self.n_heldout_pairs,
+            "heldout_queries": self.rcsls_precision.n_queries,
+            "p1_nn_svd": round(self.svd_precision.nn, 2),
+            "p1_csls_svd": round(self.svd_precision.csls, 2),
+            "p1_nn_rcsls": round(self.rcsls_precision.nn, 2),
+            "p1_csls_rcsls": round(self.rcsls_precision.csls, 2),
+            "p1_csls_final_on_its_training_pairs": round(self.fitted_precision.csls, 2),
+            "rcsls_objective_start": float(self.rcsls_log["objective"].iloc[0]),
+            "rcsls_objective_end": float(self.rcsls_log["objective"].iloc[-1]),
+        }
 
 
-def fit_translator_matrix(target_vectors: np.ndarray, target_words: Sequence[str], source_vectors: np.ndarray,
-                          source_words: Sequence[str], dictionary: Sequence[tuple[str, str]], *, k: int = 10,
-                          n_iter: int = 50, lr: float = 1.0, constraint: str = "spectral", heldout: float = 0.2,
-                          seed: int = 0, refit_all: bool = True) -> TranslatorMatrix:
+def fit_translator_matrix(
+    target_vectors: np.ndarray,
+    target_words: Sequence[str],
+    source_vectors: np.ndarray,
+    source_words: Sequence[str],
+    dictionary: Sequence[tuple[str, str]],
+    *,
+    k: int = 10,
+    n_iter: int = 50,
+    lr: float = 1.0,
+    constraint: str = "spectral",
+    heldout: float = 0.2,
+    seed: int = 0,
+    refit_all: bool = True,
+) -> TranslatorMatrix:
     """M mapping target word vectors into the source space (``M t ≈ s``).
 
     target_vectors ``(V_t, d_t)`` rows for ``target_words``; source_vectors
@@ -96,11 +112,28 @@ def fit_translator_matrix(target_vectors: np.ndarray, target_words: Sequence[str
 
     def svd_then_rcsls(rows: np.ndarray):
         svd = procrustes(tv[rows[:, 0]], sv[rows[:, 1]])
-        return svd, rcsls_refine(tv[rows[:, 0]], sv[rows[:, 1]], svd, k=k, n_iter=n_iter, lr=lr,
-                                 constraint=constraint, target_vocab=tv, source_vocab=sv)
+        return svd, rcsls_refine(
+            tv[rows[:, 0]],
+            sv[rows[:, 1]],
+            svd,
+            k=k,
+            n_iter=n_iter,
+            lr=lr,
+            constraint=constraint,
+            target_vocab=tv,
+            source_vocab=sv,
+        )
 
     svd, refined = svd_then_rcsls(train)
     scores = induction_precision(svd, tv, sv, test, k=k), induction_precision(refined.matrix, tv, sv, test, k=k)
     final, fitted_on = (svd_then_rcsls(pairs)[1], pairs) if refit_all else (refined, train)
-    return TranslatorMatrix(final.matrix, svd, *scores, final.log_frame(),
-                            induction_precision(final.matrix, tv, sv, fitted_on, k=k), len(train), len(test), refit_all)
+    return TranslatorMatrix(
+        final.matrix,
+        svd,
+        *scores,
+        final.log_frame(),
+        induction_precision(final.matrix, tv, sv, fitted_on, k=k),
+        len(train),
+        len(test),
+        refit_all,
+    )

@@ -73,8 +73,9 @@ def _field(entry: Any, key: str, kind: type | tuple[type, ...], path: Path, wher
 
 def read_karpathy(path: Path, max_captions: int = 5) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``dataset_coco.json`` → (images: image_id, karpathy_split, cocoid, file; en captions: image_id, cap_idx, text)."""
-    images = _entries(_read_json(path, "Karpathy captions JSON (dataset_coco.json)"), "images", path,
-                      "Karpathy captions JSON")
+    images = _entries(
+        _read_json(path, "Karpathy captions JSON (dataset_coco.json)"), "images", path, "Karpathy captions JSON"
+    )
     rows, caps, seen = [], [], {}
     for i, im in enumerate(images):
         where = f"images[{i}]"
@@ -104,8 +105,9 @@ def read_karpathy(path: Path, max_captions: int = 5) -> tuple[pd.DataFrame, pd.D
 def read_coco_annotations(path: Path, stem_of: dict[int, str]) -> pd.DataFrame:
     """Captions in the COCO annotation format (YJ / STAIR Captions) → image_id, cap_idx, text.
     ``stem_of`` maps COCO ids to image ids; an annotation of an unknown image is an error."""
-    annotations = _entries(_read_json(path, "COCO-format captions JSON"), "annotations", path,
-                           "COCO-format captions JSON")
+    annotations = _entries(
+        _read_json(path, "COCO-format captions JSON"), "annotations", path, "COCO-format captions JSON"
+    )
     rows = []
     for i, ann in enumerate(annotations):
         where = f"annotations[{i}]"
@@ -144,8 +146,7 @@ def read_coco_cn(path: Path, known: set[str]) -> pd.DataFrame:
     return df[["image_id", "cap_idx", "text"]]
 
 
-def assign_splits(images: pd.DataFrame, covered: set[str], rule: str, n_val: int, n_test: int,
-                  seed: int) -> pd.Series:
+def assign_splits(images: pd.DataFrame, covered: set[str], rule: str, n_val: int, n_test: int, seed: int) -> pd.Series:
     """Each image's split: MULE's (val and test drawn from ``covered``, the images with every
     language) or Karpathy's."""
     if rule == "karpathy":
@@ -154,17 +155,28 @@ def assign_splits(images: pd.DataFrame, covered: set[str], rule: str, n_val: int
         raise ValueError(f"unknown split rule {rule!r}; expected one of {SPLIT_RULES}")
     pool = np.array(sorted(covered))
     if len(pool) < n_val + n_test:
-        raise InputError("coco", f"{len(pool)} images have captions in every language; split mule needs "
-                                 f"n_val + n_test = {n_val + n_test} of them")
+        raise InputError(
+            "coco",
+            f"{len(pool)} images have captions in every language; split mule needs "
+            f"n_val + n_test = {n_val + n_test} of them",
+        )
     chosen = np.random.default_rng(seed).permutation(pool)
-    split = {i: "val" for i in chosen[:n_val]} | {i: "test" for i in chosen[n_val:n_val + n_test]}
+    split = {i: "val" for i in chosen[:n_val]} | {i: "test" for i in chosen[n_val : n_val + n_test]}
     return images["image_id"].map(split).fillna("train")
 
 
-def load_coco(captions_json: str | Path, langs: Sequence[str] = COCO_LANGS, ja_json: str | Path | None = None,
-              zh_captions: str | Path | None = None, images_dir: str | Path | None = None,
-              split: str = "mule", n_val: int = 1000, n_test: int = 1000, seed: int = 0,
-              max_captions: int = 5) -> tuple[pd.DataFrame, pd.DataFrame]:
+def load_coco(
+    captions_json: str | Path,
+    langs: Sequence[str] = COCO_LANGS,
+    ja_json: str | Path | None = None,
+    zh_captions: str | Path | None = None,
+    images_dir: str | Path | None = None,
+    split: str = "mule",
+    n_val: int = 1000,
+    n_test: int = 1000,
+    seed: int = 0,
+    max_captions: int = 5,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Read MSCOCO and its Japanese and Chinese captions into validated ``(captions, images)`` tables.
 
     Only the languages of ``langs`` that MSCOCO has (en, ja, zh) are read; ja needs ``ja_json``
@@ -178,8 +190,10 @@ def load_coco(captions_json: str | Path, langs: Sequence[str] = COCO_LANGS, ja_j
     sources = {"ja": ja_json, "zh": zh_captions}
     for lang in ("ja", "zh"):
         if lang in wanted and not sources[lang]:
-            raise InputError(f"coco.{'ja_json' if lang == 'ja' else 'zh_captions'}",
-                             f"language {lang} is in the dataset's langs but no caption file is given")
+            raise InputError(
+                f"coco.{'ja_json' if lang == 'ja' else 'zh_captions'}",
+                f"language {lang} is in the dataset's langs but no caption file is given",
+            )
     images, en = read_karpathy(Path(captions_json), max_captions)
     per_lang = {"en": en}
     if "ja" in wanted:
@@ -206,11 +220,14 @@ def load_coco(captions_json: str | Path, langs: Sequence[str] = COCO_LANGS, ja_j
     else:
         paths = [""] * len(images)
     split_of = dict(zip(images["image_id"], images["split"]))
-    frames = [df.assign(split=df["image_id"].map(split_of), lang=lang, origin="human")[list(CAPTION_COLUMNS)]
-              for lang, df in per_lang.items()]
+    frames = [
+        df.assign(split=df["image_id"].map(split_of), lang=lang, origin="human")[list(CAPTION_COLUMNS)]
+        for lang, df in per_lang.items()
+    ]
     where = f"coco:{captions_json}"
     captions = validate_captions(pd.concat(frames, ignore_index=True), where)
-    table = validate_images(pd.DataFrame({"image_id": images["image_id"], "split": images["split"],
-                                          "path": paths}), where)
+    table = validate_images(
+        pd.DataFrame({"image_id": images["image_id"], "split": images["split"], "path": paths}), where
+    )
     check_captions_match_images(captions, table, where)
     return captions, table

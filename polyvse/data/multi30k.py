@@ -94,16 +94,20 @@ def _check_langs(langs: Sequence[str], task1_langs: Sequence[str]) -> tuple[list
         raise InputError("langs", "langs and task1_langs must be sequences of language codes, not one string")
     for lang in task1_langs:
         if lang not in TASK1_LANGS:
-            raise InputError("task1_langs",
-                             f"Multi30K task 1 has no {lang!r} captions; it has {', '.join(TASK1_LANGS)}")
+            raise InputError(
+                "task1_langs", f"Multi30K task 1 has no {lang!r} captions; it has {', '.join(TASK1_LANGS)}"
+            )
     wanted = list(dict.fromkeys(langs))  # de-duplicate, keep order
     if not wanted:
         raise InputError("langs", "no language requested")
     for lang in wanted:
         if lang not in TASK2_LANGS and lang not in task1_langs:
-            raise InputError("langs", f"Multi30K has no human {lang!r} captions with task1_langs="
-                                      f"{list(task1_langs)}; available: {', '.join(TASK2_LANGS)} (task 2) and "
-                                      f"{', '.join(TASK1_LANGS)} (task 1)")
+            raise InputError(
+                "langs",
+                f"Multi30K has no human {lang!r} captions with task1_langs="
+                f"{list(task1_langs)}; available: {', '.join(TASK2_LANGS)} (task 2) and "
+                f"{', '.join(TASK1_LANGS)} (task 1)",
+            )
     return wanted, [lang for lang in dict.fromkeys(task1_langs) if lang in wanted]
 
 
@@ -119,8 +123,7 @@ def _plan(root: Path, langs: Sequence[str], task1_langs: Sequence[str]) -> list[
                 prefix = SPLIT_PREFIX["task2"][split]
                 for k in range(1, TASK2_CAPTIONS_PER_IMAGE + 1):
                     path = root / "data" / "task2" / "raw" / f"{prefix}.{k}.{lang}.gz"
-                    t2.captions.append(_CaptionFile(path, lang, k - 1,
-                                                    f"task2 {split} split, {lang} caption {k} of 5"))
+                    t2.captions.append(_CaptionFile(path, lang, k - 1, f"task2 {split} split, {lang} caption {k} of 5"))
             if lang in from_task1:
                 prefix = SPLIT_PREFIX["task1"][split]
                 path = root / "data" / "task1" / "raw" / f"{prefix}.{lang}.gz"
@@ -139,8 +142,9 @@ def _resolve(path: Path) -> Path | None:
     return None
 
 
-def required_files(root: str | Path, langs: Sequence[str] = ("en", "de", "fr", "cs"),
-                   task1_langs: Sequence[str] = ("fr", "cs")) -> list[Path]:
+def required_files(
+    root: str | Path, langs: Sequence[str] = ("en", "de", "fr", "cs"), task1_langs: Sequence[str] = ("fr", "cs")
+) -> list[Path]:
     """Every file ``load_multi30k`` reads for ``langs`` (official ``.gz`` names), e.g. for a rule's input."""
     files: list[Path] = []
     for src in _plan(Path(root), langs, task1_langs):
@@ -149,8 +153,9 @@ def required_files(root: str | Path, langs: Sequence[str] = ("en", "de", "fr", "
     return files
 
 
-def present_files(root: str | Path, langs: Sequence[str] = ("en", "de", "fr", "cs"),
-                  task1_langs: Sequence[str] = ("fr", "cs")) -> list[Path]:
+def present_files(
+    root: str | Path, langs: Sequence[str] = ("en", "de", "fr", "cs"), task1_langs: Sequence[str] = ("fr", "cs")
+) -> list[Path]:
     """:func:`required_files` as they are on disk: a caption file present uncompressed under its
     name without ``.gz`` is given by that name (a missing one keeps the official name)."""
     return [_resolve(p) or p for p in required_files(root, langs, task1_langs)]
@@ -181,8 +186,11 @@ def _read_lines(path: Path) -> list[str]:
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise InputError(path, f"not valid UTF-8 (byte {exc.start} of the line: "
-                                           f"{raw[exc.start:exc.start + 4]!r})", line=n) from exc
+                    raise InputError(
+                        path,
+                        f"not valid UTF-8 (byte {exc.start} of the line: {raw[exc.start : exc.start + 4]!r})",
+                        line=n,
+                    ) from exc
                 lines.append(text.rstrip("\r\n"))
     except (OSError, EOFError, zlib.error) as exc:
         # gzip reports a cut-off stream as EOFError, a bad header/CRC as BadGzipFile (an OSError)
@@ -218,8 +226,11 @@ def _read_captions(cap: _CaptionFile, n_images: int, image_list: Path) -> list[s
         if not text:
             raise InputError(path, f"empty caption (line {n} must describe line {n} of {image_list})", line=n)
     if len(texts) != n_images:
-        raise InputError(path, f"{len(texts)} caption lines but {image_list} lists {n_images} images; "
-                               f"line i of a caption file must describe image i of its image list")
+        raise InputError(
+            path,
+            f"{len(texts)} caption lines but {image_list} lists {n_images} images; "
+            f"line i of a caption file must describe image i of its image list",
+        )
     return texts
 
 
@@ -271,34 +282,61 @@ def load_multi30k(
             if prev is None:
                 seen[image_id] = _Seen(src.split, name, src.image_list, n)
                 if images_dir is not None and name not in on_disk:
-                    raise InputError(images_dir / name, f"image listed in {src.image_list} line {n} "
-                                                        f"not found in images_dir")
+                    raise InputError(
+                        images_dir / name, f"image listed in {src.image_list} line {n} not found in images_dir"
+                    )
             elif prev.split != src.split:
-                raise InputError(src.image_list, f"image {name} is in split {src.split} here but in split "
-                                                 f"{prev.split} in {prev.image_list}:{prev.line}", line=n)
+                raise InputError(
+                    src.image_list,
+                    f"image {name} is in split {src.split} here but in split "
+                    f"{prev.split} in {prev.image_list}:{prev.line}",
+                    line=n,
+                )
             elif prev.name != name:
-                raise InputError(src.image_list, f"image file {name} here but {prev.name} in "
-                                                 f"{prev.image_list}:{prev.line} for the same image id", line=n)
+                raise InputError(
+                    src.image_list,
+                    f"image file {name} here but {prev.name} in {prev.image_list}:{prev.line} for the same image id",
+                    line=n,
+                )
         ids_by_source[(src.task, src.split)] = set(ids)
         for cap in src.captions:
             texts = _read_captions(cap, len(ids), src.image_list)
-            frames.append(pd.DataFrame({
-                "image_id": ids, "split": src.split, "lang": cap.lang, "cap_idx": cap.cap_idx,
-                "text": texts, "origin": "human",
-            }, columns=list(CAPTION_COLUMNS)))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "image_id": ids,
+                        "split": src.split,
+                        "lang": cap.lang,
+                        "cap_idx": cap.cap_idx,
+                        "text": texts,
+                        "origin": "human",
+                    },
+                    columns=list(CAPTION_COLUMNS),
+                )
+            )
 
     for split in SPLITS:
         t1, t2 = ids_by_source.get(("task1", split)), ids_by_source.get(("task2", split))
         if t1 is not None and t2 is not None and t1 != t2:
-            log.warning("Multi30K %s split: %d images only in task 1 (no en/de task-2 captions), "
-                        "%d only in task 2 (no task-1 captions)", split, len(t1 - t2), len(t2 - t1))
+            log.warning(
+                "Multi30K %s split: %d images only in task 1 (no en/de task-2 captions), "
+                "%d only in task 2 (no task-1 captions)",
+                split,
+                len(t1 - t2),
+                len(t2 - t1),
+            )
 
     where = f"multi30k:{root}"
     captions = validate_captions(pd.concat(frames, ignore_index=True), where)
-    images = validate_images(pd.DataFrame({
-        "image_id": list(seen),
-        "split": [s.split for s in seen.values()],
-        "path": [str(images_dir / s.name) if images_dir is not None else "" for s in seen.values()],
-    }), where)
+    images = validate_images(
+        pd.DataFrame(
+            {
+                "image_id": list(seen),
+                "split": [s.split for s in seen.values()],
+                "path": [str(images_dir / s.name) if images_dir is not None else "" for s in seen.values()],
+            }
+        ),
+        where,
+    )
     check_captions_match_images(captions, images, where)
     return captions, images

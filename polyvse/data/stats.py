@@ -52,8 +52,17 @@ TOP_TYPES = 5000  # SMALR §3.1: K = 5000 language-specific words
 MARK_LANGS: frozenset[str] = frozenset({"hi"})
 
 STATS_COLUMNS: tuple[str, ...] = (
-    "dataset", "lang", "unit", "captions", "train_tokens", "types", "hapax_share", "at_most_2_share",
-    "test_oov_rate", "rank_freq_slope", "top5000_token_share",
+    "dataset",
+    "lang",
+    "unit",
+    "captions",
+    "train_tokens",
+    "types",
+    "hapax_share",
+    "at_most_2_share",
+    "test_oov_rate",
+    "rank_freq_slope",
+    "top5000_token_share",
 )
 _COUNT_COLUMNS = ("captions", "train_tokens", "types")
 _WORD = re.compile(r"\w+")
@@ -114,8 +123,12 @@ def _descending(frequencies: Mapping[str, float] | Sequence[float]) -> np.ndarra
     return freq
 
 
-def rank_frequency_slope(frequencies: Mapping[str, float] | Sequence[float], first: int = SLOPE_RANKS[0],
-                         last: int = SLOPE_RANKS[1], min_ranks: int = MIN_SLOPE_RANKS) -> float:
+def rank_frequency_slope(
+    frequencies: Mapping[str, float] | Sequence[float],
+    first: int = SLOPE_RANKS[0],
+    last: int = SLOPE_RANKS[1],
+    min_ranks: int = MIN_SLOPE_RANKS,
+) -> float:
     """Least-squares slope of log10 frequency against log10 rank over ranks ``first..last``.
 
     ``frequencies``: one positive number per type (a Counter, or any sequence; sorted here,
@@ -125,7 +138,7 @@ def rank_frequency_slope(frequencies: Mapping[str, float] | Sequence[float], fir
     if not 1 <= first <= last:
         raise ValueError(f"rank window {first}..{last}: expected 1 <= first <= last")
     freq = _descending(frequencies)
-    window = freq[first - 1:last]
+    window = freq[first - 1 : last]
     if window.size < min_ranks:
         return math.nan
     ranks = np.arange(first, first + window.size, dtype=float)
@@ -146,8 +159,9 @@ def oov_rate(train_types: Mapping[str, object] | set[str], test_tokens: Sequence
     return sum(token not in train_types for token in test_tokens) / len(test_tokens)
 
 
-def corpus_stats(train_texts: Sequence[str], test_texts: Sequence[str], unit: str = "word",
-                 marks: bool = False) -> dict[str, float]:
+def corpus_stats(
+    train_texts: Sequence[str], test_texts: Sequence[str], unit: str = "word", marks: bool = False
+) -> dict[str, float]:
     """The statistics of one language (module docstring) from its training and test captions.
 
     Returns ``captions``, ``train_tokens``, ``types`` (ints) and ``hapax_share``,
@@ -186,12 +200,21 @@ def dataset_stats(captions: pd.DataFrame, dataset: str, langs: Sequence[str], wh
         train = mine.loc[mine["split"] == "train", "text"].tolist()
         if not train:
             present = sorted(human.loc[human["split"] == "train", "lang"].unique())
-            raise InputError(where, f"dataset {dataset}: no human training captions in language {lang!r} "
-                                    f"(human training captions exist in: {', '.join(present) or 'none'})")
+            raise InputError(
+                where,
+                f"dataset {dataset}: no human training captions in language {lang!r} "
+                f"(human training captions exist in: {', '.join(present) or 'none'})",
+            )
         test = mine.loc[mine["split"] == "test", "text"].tolist()
         for unit in ("word", "char") if lang in UNSEGMENTED else ("word",):
-            rows.append({"dataset": dataset, "lang": lang, "unit": unit,
-                         **corpus_stats(train, test, unit, marks=lang in MARK_LANGS)})
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "lang": lang,
+                    "unit": unit,
+                    **corpus_stats(train, test, unit, marks=lang in MARK_LANGS),
+                }
+            )
     return pd.DataFrame(rows, columns=list(STATS_COLUMNS))
 
 
@@ -200,14 +223,16 @@ def check_stats_table(table: pd.DataFrame, where: str | Path) -> pd.DataFrame:
     on a missing column, a unit outside word|char or a statistic that is not a number."""
     missing = [c for c in STATS_COLUMNS if c not in table.columns]
     if missing:
-        raise InputError(where, f"data statistics table: missing column(s) {', '.join(missing)}; "
-                                f"needs {', '.join(STATS_COLUMNS)}")
+        raise InputError(
+            where, f"data statistics table: missing column(s) {', '.join(missing)}; needs {', '.join(STATS_COLUMNS)}"
+        )
     table = table.loc[:, list(STATS_COLUMNS)].reset_index(drop=True)
     bad_unit = ~table["unit"].isin(UNITS)
     if bad_unit.any():
         pos = int(np.flatnonzero(bad_unit)[0])
-        raise InputError(where, f"data statistics table row {pos}: unit {table['unit'].iat[pos]!r} "
-                                f"is not one of {'|'.join(UNITS)}")
+        raise InputError(
+            where, f"data statistics table row {pos}: unit {table['unit'].iat[pos]!r} is not one of {'|'.join(UNITS)}"
+        )
     for col in STATS_COLUMNS[3:]:
         values = pd.to_numeric(table[col], errors="coerce")
         bad = values.isna() & table[col].notna()
@@ -234,11 +259,13 @@ def read_reference(path: str | Path) -> tuple[str, pd.DataFrame]:
         raise InputError(path, "reference statistics file not found")
     lines = path.read_text(encoding="utf-8").splitlines()
     head = [line for line in lines if line.startswith("#")]
-    if lines[:len(head)] != head or not head:
-        raise InputError(path, "reference statistics file must start with '# ' lines saying where its numbers "
-                               "come from, then the table")
+    if lines[: len(head)] != head or not head:
+        raise InputError(
+            path,
+            "reference statistics file must start with '# ' lines saying where its numbers come from, then the table",
+        )
     caption = " ".join(line.lstrip("#").strip() for line in head).strip()
-    table = pd.read_csv(StringIO("\n".join(lines[len(head):])), sep="\t", keep_default_na=False, na_values=[""])
+    table = pd.read_csv(StringIO("\n".join(lines[len(head) :])), sep="\t", keep_default_na=False, na_values=[""])
     if table.empty:
         raise InputError(path, "reference statistics file has no rows")
     return caption, check_stats_table(table, path)
@@ -261,34 +288,65 @@ def stats_markdown(ours: pd.DataFrame, reference: pd.DataFrame, reference_captio
     language: each language's dataset rows, then its reference row (in italics), with notes on
     the tokenisation and where the reference numbers come from."""
     langs = list(dict.fromkeys([*ours["lang"], *reference["lang"]]))
-    head = ["dataset", "lang", "unit", "captions", "train tokens", "types", "seen once %", "seen ≤ 2 %",
-            "test OOV %", "rank–freq. slope", "top-5000 share %"]
-    lines = ["**Vocabulary of the human training captions: our datasets beside real Multi30K**", "",
-             "| " + " | ".join(head) + " |", "|:--|:--|:--|" + "--:|" * (len(head) - 3)]
+    head = [
+        "dataset",
+        "lang",
+        "unit",
+        "captions",
+        "train tokens",
+        "types",
+        "seen once %",
+        "seen ≤ 2 %",
+        "test OOV %",
+        "rank–freq. slope",
+        "top-5000 share %",
+    ]
+    lines = [
+        "**Vocabulary of the human training captions: our datasets beside real Multi30K**",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|:--|:--|:--|" + "--:|" * (len(head) - 3),
+    ]
 
     def row(r: pd.Series, label: str) -> str:
-        cells = [label, r["lang"], r["unit"], _count(r["captions"]), _count(r["train_tokens"]), _count(r["types"]),
-                 _percent(r["hapax_share"]), _percent(r["at_most_2_share"]), _percent(r["test_oov_rate"]),
-                 _slope(r["rank_freq_slope"]), _percent(r["top5000_token_share"])]
+        cells = [
+            label,
+            r["lang"],
+            r["unit"],
+            _count(r["captions"]),
+            _count(r["train_tokens"]),
+            _count(r["types"]),
+            _percent(r["hapax_share"]),
+            _percent(r["at_most_2_share"]),
+            _percent(r["test_oov_rate"]),
+            _slope(r["rank_freq_slope"]),
+            _percent(r["top5000_token_share"]),
+        ]
         return "| " + " | ".join(cells) + " |"
 
     for lang in langs:
         lines += [row(r, str(r["dataset"])) for _, r in ours[ours["lang"] == lang].iterrows()]
         lines += [row(r, f"*{r['dataset']}* ²") for _, r in reference[reference["lang"] == lang].iterrows()]
-    notes = ["Human captions only: training captions for the vocabulary, test captions for the OOV rate (the share "
-             "of test tokens whose type never occurs in training). Tokens are lowercase `\\w+` runs. Slope: "
-             f"least squares of log10 frequency on log10 rank over ranks {SLOPE_RANKS[0]}–{SLOPE_RANKS[1]} (– with "
-             f"fewer than {MIN_SLOPE_RANKS} ranks there). Top-5000 share: tokens whose type is among the 5,000 most "
-             "frequent (SMALR §3.1's K)."]
+    notes = [
+        "Human captions only: training captions for the vocabulary, test captions for the OOV rate (the share "
+        "of test tokens whose type never occurs in training). Tokens are lowercase `\\w+` runs. Slope: "
+        f"least squares of log10 frequency on log10 rank over ranks {SLOPE_RANKS[0]}–{SLOPE_RANKS[1]} (– with "
+        f"fewer than {MIN_SLOPE_RANKS} ranks there). Top-5000 share: tokens whose type is among the 5,000 most "
+        "frequent (SMALR §3.1's K)."
+    ]
     shown = set(ours["lang"]) | set(reference["lang"])
     if shown & UNSEGMENTED:
-        notes.append(f"{', '.join(sorted(shown & UNSEGMENTED))}: written without spaces, so a `word` token is a "
-                     "whole run of characters between punctuation, not a word, and their word rows do not compare "
-                     "with spaced languages'; their `char` rows count each character of those runs as a token.")
+        notes.append(
+            f"{', '.join(sorted(shown & UNSEGMENTED))}: written without spaces, so a `word` token is a "
+            "whole run of characters between punctuation, not a word, and their word rows do not compare "
+            "with spaced languages'; their `char` rows count each character of those runs as a token."
+        )
     if shown & MARK_LANGS:
-        notes.append(f"{', '.join(sorted(shown & MARK_LANGS))}: Python's `\\w` excludes combining marks, which "
-                     "would split Devanagari words at every vowel sign: tokens are runs of word characters and "
-                     "combining marks, whole words.")
+        notes.append(
+            f"{', '.join(sorted(shown & MARK_LANGS))}: Python's `\\w` excludes combining marks, which "
+            "would split Devanagari words at every vowel sign: tokens are runs of word characters and "
+            "combining marks, whole words."
+        )
     notes.append(f"² {reference_caption}")
     # a blank line between notes: Markdown would run them into one paragraph
     return "\n".join(lines) + "\n\n" + "\n\n".join(notes) + "\n"

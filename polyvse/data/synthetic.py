@@ -38,18 +38,43 @@ import numpy as np
 import pandas as pd
 
 from polyvse import LANGUAGES
-from polyvse.data.synthetic_lang import (CaptionPlan, Mention, REALISERS, TEMPLATES, caption, caption_plan,
-                                         glossary, realise)
+from polyvse.data.synthetic_lang import (
+    CaptionPlan,
+    Mention,
+    REALISERS,
+    TEMPLATES,
+    caption,
+    caption_plan,
+    glossary,
+    realise,
+)
 from polyvse.data.synthetic_lexicon import LEXICONS
 from polyvse.data.synthetic_scene import ObjectGroup, Scene, render_scene, sample_scene
 from polyvse.errors import InputError
 from polyvse.io import atomic_path, write_text
 
 __all__ = [
-    "PROFILES", "PROFILE_LANGS", "SyntheticDataset", "build_dataset", "write_dataset", "write_dictionaries",
-    "render_scene", "sample_scene", "make_scene", "caption", "caption_plan", "realise", "glossary",
-    "reference_captions", "plan_realisations",
-    "Scene", "ObjectGroup", "CaptionPlan", "Mention", "TEMPLATES", "image_rng",
+    "PROFILES",
+    "PROFILE_LANGS",
+    "SyntheticDataset",
+    "build_dataset",
+    "write_dataset",
+    "write_dictionaries",
+    "render_scene",
+    "sample_scene",
+    "make_scene",
+    "caption",
+    "caption_plan",
+    "realise",
+    "glossary",
+    "reference_captions",
+    "plan_realisations",
+    "Scene",
+    "ObjectGroup",
+    "CaptionPlan",
+    "Mention",
+    "TEMPLATES",
+    "image_rng",
 ]
 
 PROFILES: tuple[str, ...] = ("m30k", "coco", "all")
@@ -102,8 +127,9 @@ def _split(index: int, n_train: int, n_val: int) -> str:
     return "train" if index < n_train else ("val" if index < n_train + n_val else "test")
 
 
-def _distinct_captions(scene: Scene, lang: str, k: int, rng: np.random.Generator,
-                       lexicon: str = "closed") -> list[tuple[CaptionPlan, str]]:
+def _distinct_captions(
+    scene: Scene, lang: str, k: int, rng: np.random.Generator, lexicon: str = "closed"
+) -> list[tuple[CaptionPlan, str]]:
     """``k`` captions of ``scene`` in ``lang`` whose texts differ (where the scene allows it)."""
     out: list[tuple[CaptionPlan, str]] = []
     texts: set[str] = set()
@@ -129,8 +155,11 @@ def _languages(profile: str, langs: Sequence[str] | None) -> tuple[str, ...]:
     chosen = tuple(dict.fromkeys(langs))
     bad = [l for l in chosen if l not in allowed]
     if bad:
-        what = f"profile {profile!r} has human captions in {', '.join(allowed)} only" if profile != "all" \
+        what = (
+            f"profile {profile!r} has human captions in {', '.join(allowed)} only"
+            if profile != "all"
             else f"known languages: {', '.join(allowed)}"
+        )
         raise InputError("langs", f"language(s) {', '.join(map(repr, bad))} not available: {what}")
     if not chosen:
         raise InputError("langs", "no language requested")
@@ -145,9 +174,16 @@ def _check_int(name: str, value: object, minimum: int) -> int:
     return int(value)
 
 
-def build_dataset(profile: str, n_train: int, n_val: int, n_test: int, seed: int,
-                  captions_per_image: int = 5, langs: Sequence[str] | None = None,
-                  lexicon: str = "closed") -> SyntheticDataset:
+def build_dataset(
+    profile: str,
+    n_train: int,
+    n_val: int,
+    n_test: int,
+    seed: int,
+    captions_per_image: int = 5,
+    langs: Sequence[str] | None = None,
+    lexicon: str = "closed",
+) -> SyntheticDataset:
     """Generate scenes and captions: images 0..n_train-1 are train, then val, then test.
 
     ``captions_per_image`` is the number of captions of a fully captioned language
@@ -160,8 +196,9 @@ def build_dataset(profile: str, n_train: int, n_val: int, n_test: int, seed: int
     """
     if lexicon not in LEXICONS:
         raise InputError("lexicon", f"unknown lexicon {lexicon!r}; expected one of {', '.join(LEXICONS)}")
-    n_train, n_val, n_test = (_check_int(k, v, 0) for k, v in
-                              (("n_train", n_train), ("n_val", n_val), ("n_test", n_test)))
+    n_train, n_val, n_test = (
+        _check_int(k, v, 0) for k, v in (("n_train", n_train), ("n_val", n_val), ("n_test", n_test))
+    )
     seed = _check_int("seed", seed, 0)
     k = _check_int("captions_per_image", captions_per_image, 1)
     languages = _languages(profile, langs)
@@ -186,8 +223,9 @@ def build_dataset(profile: str, n_train: int, n_val: int, n_test: int, seed: int
             for l in ("fr", "cs"):
                 counts.pop(l, None)
             if "fr" in languages or "cs" in languages:  # translations of English caption 1
-                en_plan = _distinct_captions(scene, "en", 1, image_rng(seed, index, _CAPTIONS, lang_index["en"]),
-                                             lexicon)[0][0]
+                en_plan = _distinct_captions(
+                    scene, "en", 1, image_rng(seed, index, _CAPTIONS, lang_index["en"]), lexicon
+                )[0][0]
                 derived = {l: en_plan for l in ("fr", "cs") if l in languages}
         elif profile == "coco":
             u_ja, u_zh = image_rng(seed, index, _AVAILABILITY).random(2)
@@ -204,8 +242,9 @@ def build_dataset(profile: str, n_train: int, n_val: int, n_test: int, seed: int
             if lang in derived:
                 made = [(derived[lang], realise(derived[lang], lang))]
             elif lang in counts:
-                made = _distinct_captions(scene, lang, counts[lang], image_rng(seed, index, _CAPTIONS, lang_index[lang]),
-                                          lexicon)
+                made = _distinct_captions(
+                    scene, lang, counts[lang], image_rng(seed, index, _CAPTIONS, lang_index[lang]), lexicon
+                )
             else:
                 continue
             for cap_idx, (plan, text) in enumerate(made):
@@ -216,13 +255,20 @@ def build_dataset(profile: str, n_train: int, n_val: int, n_test: int, seed: int
                 rows["text"].append(text)
                 plans[iid, lang, cap_idx] = plan
 
-    captions = pd.DataFrame({
-        "image_id": pd.Series(rows["image_id"], dtype="str"), "split": pd.Series(rows["split"], dtype="str"),
-        "lang": pd.Series(rows["lang"], dtype="str"), "cap_idx": np.asarray(rows["cap_idx"], dtype=np.int64),
-        "text": pd.Series(rows["text"], dtype="str"), "origin": pd.Series(["human"] * len(rows["text"]), dtype="str")})
+    captions = pd.DataFrame(
+        {
+            "image_id": pd.Series(rows["image_id"], dtype="str"),
+            "split": pd.Series(rows["split"], dtype="str"),
+            "lang": pd.Series(rows["lang"], dtype="str"),
+            "cap_idx": np.asarray(rows["cap_idx"], dtype=np.int64),
+            "text": pd.Series(rows["text"], dtype="str"),
+            "origin": pd.Series(["human"] * len(rows["text"]), dtype="str"),
+        }
+    )
     images = pd.DataFrame({c: pd.Series(v, dtype="str") for c, v in image_rows.items()})
-    return SyntheticDataset(profile=profile, seed=seed, scenes=tuple(scenes), captions=captions, images=images,
-                            plans=plans)
+    return SyntheticDataset(
+        profile=profile, seed=seed, scenes=tuple(scenes), captions=captions, images=images, plans=plans
+    )
 
 
 def reference_captions(ds: SyntheticDataset, langs: Sequence[str], split: str = "test") -> pd.DataFrame:
@@ -236,14 +282,17 @@ def reference_captions(ds: SyntheticDataset, langs: Sequence[str], split: str = 
     """
     unknown = [l for l in langs if l not in REALISERS]
     if unknown:
-        raise InputError("langs", f"no synthetic grammar for {', '.join(map(repr, unknown))}; "
-                                  f"known: {', '.join(REALISERS)}")
+        raise InputError(
+            "langs", f"no synthetic grammar for {', '.join(map(repr, unknown))}; known: {', '.join(REALISERS)}"
+        )
     en = ds.captions[(ds.captions["split"] == split) & (ds.captions["lang"] == "en")]
     if en.empty:
         raise InputError("captions", f"synthetic dataset has no English {split} captions to realise references of")
-    rows = [(iid, split, int(idx), lang, realise(ds.plans[iid, "en", int(idx)], lang))
-            for iid, idx in en[["image_id", "cap_idx"]].itertuples(index=False)
-            for lang in dict.fromkeys(["en", *langs])]
+    rows = [
+        (iid, split, int(idx), lang, realise(ds.plans[iid, "en", int(idx)], lang))
+        for iid, idx in en[["image_id", "cap_idx"]].itertuples(index=False)
+        for lang in dict.fromkeys(["en", *langs])
+    ]
     out = pd.DataFrame(rows, columns=["image_id", "split", "cap_idx", "lang", "text"])
     return out.astype({"image_id": "str", "split": "str", "cap_idx": np.int64, "lang": "str", "text": "str"})
 
@@ -260,17 +309,20 @@ def plan_realisations(ds: SyntheticDataset, langs: Sequence[str]) -> pd.DataFram
     """
     unknown = [l for l in langs if l not in REALISERS]
     if unknown:
-        raise InputError("langs", f"no synthetic grammar for {', '.join(map(repr, unknown))}; "
-                                  f"known: {', '.join(REALISERS)}")
+        raise InputError(
+            "langs", f"no synthetic grammar for {', '.join(map(repr, unknown))}; known: {', '.join(REALISERS)}"
+        )
     rows = []
     for iid, split, src, idx, text in ds.captions[["image_id", "split", "lang", "cap_idx", "text"]].itertuples(
-            index=False):
+        index=False
+    ):
         plan = ds.plans[iid, src, int(idx)]
         for lang in dict.fromkeys([src, *langs]):
             rows.append((iid, split, src, int(idx), lang, text if lang == src else realise(plan, lang)))
     out = pd.DataFrame(rows, columns=["image_id", "split", "src_lang", "cap_idx", "lang", "text"])
-    return out.astype({"image_id": "str", "split": "str", "src_lang": "str", "cap_idx": np.int64, "lang": "str",
-                       "text": "str"})
+    return out.astype(
+        {"image_id": "str", "split": "str", "src_lang": "str", "cap_idx": np.int64, "lang": "str", "text": "str"}
+    )
 
 
 def write_dataset(ds: SyntheticDataset, out_dir: Path, image_size: int = 224) -> None:
@@ -301,8 +353,9 @@ def write_dictionaries(out_dir: Path, langs: Sequence[str], lexicon: str = "clos
         raise InputError("langs", f"expected a list of language codes, got the string {langs!r}")
     unknown = [l for l in langs if l not in REALISERS]
     if unknown:
-        raise InputError("langs", f"no synthetic grammar for {', '.join(map(repr, unknown))}; "
-                                  f"known: {', '.join(REALISERS)}")
+        raise InputError(
+            "langs", f"no synthetic grammar for {', '.join(map(repr, unknown))}; known: {', '.join(REALISERS)}"
+        )
     if lexicon not in LEXICONS:
         raise InputError("lexicon", f"unknown lexicon {lexicon!r}; expected one of {', '.join(LEXICONS)}")
     out_dir = Path(out_dir)

@@ -49,8 +49,9 @@ def text_corpus(lang: str, n_sentences: int, seed: int, lexicon: str = "closed")
     return out
 
 
-def write_text_corpus(path: str | Path, lang: str, n_sentences: int, seed: int,
-                      lexicon: str = "closed") -> dict[str, int]:
+def write_text_corpus(
+    path: str | Path, lang: str, n_sentences: int, seed: int, lexicon: str = "closed"
+) -> dict[str, int]:
     """Write :func:`text_corpus` to ``path``, one sentence a line (UTF-8, atomically).
 
     The workflow's rule ``corpus`` (results/{dataset}/corpus/{lang}.txt), on which

@@ -115,18 +115,25 @@ def caption_plan(scene: Scene, rng: np.random.Generator, lexicon: str = "closed"
     attrs: set[str] = set()
     while "colour" not in attrs and len(attrs) < 2:  # "one ring." is too little to tell scenes apart
         attrs = {a for a, p in ATTRIBUTE_P.items() if rng.random() < p}
-    mentions = tuple(dict.fromkeys(  # two groups that differ only in unsaid attributes are said once
-        Mention(shape=g.shape, count=g.count,
+    mentions = tuple(
+        dict.fromkeys(  # two groups that differ only in unsaid attributes are said once
+            Mention(
+                shape=g.shape,
+                count=g.count,
                 colour=g.colour if "colour" in attrs else None,
                 size=g.size if "size" in attrs else None,
                 position=g.position if "position" in attrs else None,
-                say_count="count" in attrs)
-        for g in (scene.groups[i] for i in order)))
+                say_count="count" in attrs,
+            )
+            for g in (scene.groups[i] for i in order)
+        )
+    )
     texture = scene.texture if rng.random() < TEXTURE_P else None
     bg_colour = scene.bg_colour if rng.random() < BG_COLOUR_P else None
     templates = [t for t in TEMPLATES if t != "where" or "position" in attrs]
-    plan = CaptionPlan(template=templates[int(rng.integers(len(templates)))], mentions=mentions,
-                       texture=texture, bg_colour=bg_colour)
+    plan = CaptionPlan(
+        template=templates[int(rng.integers(len(templates)))], mentions=mentions, texture=texture, bg_colour=bg_colour
+    )
     if lexicon == "closed":
         return plan
     return _long_tail_plan(plan, [scene.groups[i] for i in order], rng)
@@ -139,9 +146,15 @@ def _long_tail_plan(plan: CaptionPlan, groups: Sequence, rng: np.random.Generato
         variant = lex.zipf_rank(rng, lex.MAX_VARIANTS, lex.VARIANT_ZIPF)
         shade_variant = lex.zipf_rank(rng, 2, lex.VARIANT_ZIPF)
         say_shade = rng.random() < lex.SAY_SHADE_P
-        base = next(m for m in plan.mentions if m.shape == g.shape and m.count == g.count
-                    and m.colour in (None, g.colour) and m.size in (None, g.size)
-                    and m.position in (None, g.position))
+        base = next(
+            m
+            for m in plan.mentions
+            if m.shape == g.shape
+            and m.count == g.count
+            and m.colour in (None, g.colour)
+            and m.size in (None, g.size)
+            and m.position in (None, g.position)
+        )
         if base in extended:  # a group said as the same mention as an earlier one
             continue
         shade = g.shade if (base.colour and say_shade) else None
@@ -210,13 +223,14 @@ def glossary(lang: str, lexicon: str = "closed") -> list[tuple[str, str]]:
 
 # --- helpers ------------------------------------------------------------------------------------
 
+
 def _norm(word: str) -> str:
     # what tokenize() does to a word; "'n" (Afrikaans) loses its apostrophe there too
     return unicodedata.normalize("NFKC", word).lower().replace("'", "")
 
 
 def _join(parts: Sequence[str], sep: str, last: str) -> str:
-    """"A, B and C"."""
+    """ "A, B and C"."""
     if len(parts) == 1:
         return parts[0]
     return sep.join(parts[:-1]) + last + parts[-1]
@@ -242,10 +256,22 @@ def _aligned(en: str, word: str) -> list[tuple[str, str]]:
 
 # English words, the glosses of every other language's forms.
 EN_NOUN: dict[str, tuple[str, str]] = {
-    "circle": ("circle", "circles"), "square": ("square", "squares"), "triangle": ("triangle", "triangles"),
-    "star": ("star", "stars"), "cross": ("cross", "crosses"), "ring": ("ring", "rings")}
-EN_ADJ: dict[str, str] = {**{c: c for c in COLOURS + BG_COLOURS}, "small": "small", "large": "large",
-                          "plain": "plain", "stripes": "striped", "dots": "dotted", "checker": "checkered"}
+    "circle": ("circle", "circles"),
+    "square": ("square", "squares"),
+    "triangle": ("triangle", "triangles"),
+    "star": ("star", "stars"),
+    "cross": ("cross", "crosses"),
+    "ring": ("ring", "rings"),
+}
+EN_ADJ: dict[str, str] = {
+    **{c: c for c in COLOURS + BG_COLOURS},
+    "small": "small",
+    "large": "large",
+    "plain": "plain",
+    "stripes": "striped",
+    "dots": "dotted",
+    "checker": "checkered",
+}
 EN_NUM = {1: "one", 2: "two", 3: "three"}
 
 
@@ -352,8 +378,13 @@ class _Inflecting(_Realiser):
     def realise(self, plan: CaptionPlan) -> str:
         bg = self.bg(plan.texture, plan.bg_colour) if (plan.texture or plan.bg_colour) else ""
         if plan.template == "where":
-            body = self.join([self.WHERE.format(pos=self.pos(m.position), np=self.np(m, "nom"), be=self.be([m]))
-                              for m in plan.mentions], clauses=True)
+            body = self.join(
+                [
+                    self.WHERE.format(pos=self.pos(m.position), np=self.np(m, "nom"), be=self.be([m]))
+                    for m in plan.mentions
+                ],
+                clauses=True,
+            )
             text = body + (self.COMMA + bg if bg else "")
         else:
             case = self.CASE.get(plan.template, "nom")
@@ -367,10 +398,16 @@ class _Inflecting(_Realiser):
 
 # --- English ----------------------------------------------------------------------------------
 
+
 class English(_Inflecting):
     lang = "en"
-    POS = {"left": ("on the left",), "right": ("on the right",), "top": ("at the top",),
-           "bottom": ("at the bottom",), "centre": ("in the middle",)}
+    POS = {
+        "left": ("on the left",),
+        "right": ("on the right",),
+        "top": ("at the top",),
+        "bottom": ("at the bottom",),
+        "centre": ("in the middle",),
+    }
     FRAMES = {"exist": "there {be} {items}", "show": "the picture shows {items}", "list": "{items}"}
     WHERE = "{pos} there {be} {np}"
     NOUN = EN_NOUN
@@ -403,41 +440,89 @@ class English(_Inflecting):
 
 # --- German -----------------------------------------------------------------------------------
 
+
 class German(_Inflecting):
     """Adjectives before the noun; mixed declension after ein, strong in the bare plural."""
 
     lang = "de"
-    NOUN = {"circle": ("Kreis", "Kreise", "m"), "square": ("Quadrat", "Quadrate", "n"),
-            "triangle": ("Dreieck", "Dreiecke", "n"), "star": ("Stern", "Sterne", "m"),
-            "cross": ("Kreuz", "Kreuze", "n"), "ring": ("Ring", "Ringe", "m")}
-    ADJ = {"red": "rot", "orange": "orangefarben", "yellow": "gelb", "green": "grün", "blue": "blau",
-           "purple": "violett", "black": "schwarz", "white": "weiß", "grey": "grau", "brown": "braun",
-           "small": "klein", "large": "groß",
-           "plain": "einfarbig", "stripes": "gestreift", "dots": "gepunktet", "checker": "kariert"}
-    ARTICLE = {("nom", "m"): "ein", ("nom", "n"): "ein", ("nom", "f"): "eine", ("acc", "m"): "einen",
-               ("acc", "n"): "ein", ("acc", "f"): "eine", ("dat", "m"): "einem", ("dat", "n"): "einem",
-               ("dat", "f"): "einer"}
-    MIXED = {("nom", "m"): "er", ("nom", "n"): "es", ("nom", "f"): "e", ("acc", "m"): "en", ("acc", "n"): "es",
-             ("acc", "f"): "e", ("dat", "m"): "en", ("dat", "n"): "en", ("dat", "f"): "en"}
+    NOUN = {
+        "circle": ("Kreis", "Kreise", "m"),
+        "square": ("Quadrat", "Quadrate", "n"),
+        "triangle": ("Dreieck", "Dreiecke", "n"),
+        "star": ("Stern", "Sterne", "m"),
+        "cross": ("Kreuz", "Kreuze", "n"),
+        "ring": ("Ring", "Ringe", "m"),
+    }
+    ADJ = {
+        "red": "rot",
+        "orange": "orangefarben",
+        "yellow": "gelb",
+        "green": "grün",
+        "blue": "blau",
+        "purple": "violett",
+        "black": "schwarz",
+        "white": "weiß",
+        "grey": "grau",
+        "brown": "braun",
+        "small": "klein",
+        "large": "groß",
+        "plain": "einfarbig",
+        "stripes": "gestreift",
+        "dots": "gepunktet",
+        "checker": "kariert",
+    }
+    ARTICLE = {
+        ("nom", "m"): "ein",
+        ("nom", "n"): "ein",
+        ("nom", "f"): "eine",
+        ("acc", "m"): "einen",
+        ("acc", "n"): "ein",
+        ("acc", "f"): "eine",
+        ("dat", "m"): "einem",
+        ("dat", "n"): "einem",
+        ("dat", "f"): "einer",
+    }
+    MIXED = {
+        ("nom", "m"): "er",
+        ("nom", "n"): "es",
+        ("nom", "f"): "e",
+        ("acc", "m"): "en",
+        ("acc", "n"): "es",
+        ("acc", "f"): "e",
+        ("dat", "m"): "en",
+        ("dat", "n"): "en",
+        ("dat", "f"): "en",
+    }
     STRONG_PLURAL = "e"  # nominative and accusative
     NUM = {2: "zwei", 3: "drei"}
-    POS = {"left": ("links", "left"), "right": ("rechts", "right"), "top": ("oben", "top"),
-           "bottom": ("unten", "bottom"), "centre": ("in der Mitte", "in the middle")}
+    POS = {
+        "left": ("links", "left"),
+        "right": ("rechts", "right"),
+        "top": ("oben", "top"),
+        "bottom": ("unten", "bottom"),
+        "centre": ("in der Mitte", "in the middle"),
+    }
     FRAMES = {"exist": "es gibt {items}", "show": "das Bild zeigt {items}", "list": "{items}"}
     CASE = {"exist": "acc", "show": "acc"}
     WHERE = "{pos} {be} {np}"
     AND = " und "
 
-    NOUN_VARIANTS = {"circle": (("Scheibe", "Scheiben", "f"),), "square": (("Viereck", "Vierecke", "n"),),
-                     "triangle": (("Keil", "Keile", "m"),), "star": (("Pentagramm", "Pentagramme", "n"),),
-                     "cross": (("Pluszeichen", "Pluszeichen", "n"),), "ring": (("Reif", "Reifen", "m"),)}
+    NOUN_VARIANTS = {
+        "circle": (("Scheibe", "Scheiben", "f"),),
+        "square": (("Viereck", "Vierecke", "n"),),
+        "triangle": (("Keil", "Keile", "m"),),
+        "star": (("Pentagramm", "Pentagramme", "n"),),
+        "cross": (("Pluszeichen", "Pluszeichen", "n"),),
+        "ring": (("Reif", "Reifen", "m"),),
+    }
     SHADE = {"light": ("hell", "blass"), "dark": ("dunkel", "tief")}  # compounds: hellrot, tiefblau
     ENDINGS = ("e", "er", "es", "en")
 
     def np(self, m: Mention, case: str) -> str:
         sg, pl, gender = self.noun_entry(m)
-        stems = ([self.ADJ[m.size]] if m.size else []) + ([(self.shade_word(m) or "") + self.ADJ[m.colour]]
-                                                          if m.colour else [])
+        stems = ([self.ADJ[m.size]] if m.size else []) + (
+            [(self.shade_word(m) or "") + self.ADJ[m.colour]] if m.colour else []
+        )
         if m.plural:
             det, ending, noun = (self.NUM[m.count] if m.say_count else ""), self.STRONG_PLURAL, pl
         else:
@@ -458,11 +543,32 @@ class German(_Inflecting):
         return "sind" if mentions[0].plural else "ist"
 
     def glossary(self) -> Iterable[tuple[str, str]]:
-        yield from [("a", "ein"), ("a", "einen"), ("a", "eine"), ("a", "einem"), ("an", "ein"), ("an", "einen"),
-                    ("one", "ein"), ("one", "einen"), ("one", "eine"), ("two", "zwei"), ("three", "drei"),
-                    ("is", "ist"), ("are", "sind"), ("there", "es"), ("is", "gibt"), ("are", "gibt"),
-                    ("the", "das"), ("the", "der"), ("picture", "bild"), ("shows", "zeigt"), ("and", "und"),
-                    ("on", "auf"), ("at", "an"), ("background", "hintergrund")]
+        yield from [
+            ("a", "ein"),
+            ("a", "einen"),
+            ("a", "eine"),
+            ("a", "einem"),
+            ("an", "ein"),
+            ("an", "einen"),
+            ("one", "ein"),
+            ("one", "einen"),
+            ("one", "eine"),
+            ("two", "zwei"),
+            ("three", "drei"),
+            ("is", "ist"),
+            ("are", "sind"),
+            ("there", "es"),
+            ("is", "gibt"),
+            ("are", "gibt"),
+            ("the", "das"),
+            ("the", "der"),
+            ("picture", "bild"),
+            ("shows", "zeigt"),
+            ("and", "und"),
+            ("on", "auf"),
+            ("at", "an"),
+            ("background", "hintergrund"),
+        ]
         yield from _noun_pairs(self.NOUN, 0, [1])
         for key, stem in self.ADJ.items():
             yield from ((EN_ADJ[key], stem + e) for e in self.ENDINGS)
@@ -472,31 +578,58 @@ class German(_Inflecting):
 
 # --- French -----------------------------------------------------------------------------------
 
+
 class French(_Inflecting):
     """Size before the noun, colour after it; both agree in gender and number."""
 
     lang = "fr"
-    NOUN = {"circle": ("cercle", "cercles", "m"), "square": ("carré", "carrés", "m"),
-            "triangle": ("triangle", "triangles", "m"), "star": ("étoile", "étoiles", "f"),
-            "cross": ("croix", "croix", "f"), "ring": ("anneau", "anneaux", "m")}
+    NOUN = {
+        "circle": ("cercle", "cercles", "m"),
+        "square": ("carré", "carrés", "m"),
+        "triangle": ("triangle", "triangles", "m"),
+        "star": ("étoile", "étoiles", "f"),
+        "cross": ("croix", "croix", "f"),
+        "ring": ("anneau", "anneaux", "m"),
+    }
     # (m sg, f sg, m pl, f pl)
-    ADJ = {"red": ("rouge", "rouge", "rouges", "rouges"), "orange": ("orange",) * 4,
-           "yellow": ("jaune", "jaune", "jaunes", "jaunes"), "green": ("vert", "verte", "verts", "vertes"),
-           "blue": ("bleu", "bleue", "bleus", "bleues"), "purple": ("violet", "violette", "violets", "violettes"),
-           "black": ("noir", "noire", "noirs", "noires"), "white": ("blanc", "blanche", "blancs", "blanches"),
-           "grey": ("gris", "grise", "gris", "grises"), "brown": ("marron",) * 4,
-           "small": ("petit", "petite", "petits", "petites"), "large": ("grand", "grande", "grands", "grandes")}
-    TEXTURE = {"plain": ("uni", "plain"), "stripes": ("rayé", "striped"), "dots": ("à pois", "with dotted"),
-               "checker": ("à carreaux", "with checkered")}
+    ADJ = {
+        "red": ("rouge", "rouge", "rouges", "rouges"),
+        "orange": ("orange",) * 4,
+        "yellow": ("jaune", "jaune", "jaunes", "jaunes"),
+        "green": ("vert", "verte", "verts", "vertes"),
+        "blue": ("bleu", "bleue", "bleus", "bleues"),
+        "purple": ("violet", "violette", "violets", "violettes"),
+        "black": ("noir", "noire", "noirs", "noires"),
+        "white": ("blanc", "blanche", "blancs", "blanches"),
+        "grey": ("gris", "grise", "gris", "grises"),
+        "brown": ("marron",) * 4,
+        "small": ("petit", "petite", "petits", "petites"),
+        "large": ("grand", "grande", "grands", "grandes"),
+    }
+    TEXTURE = {
+        "plain": ("uni", "plain"),
+        "stripes": ("rayé", "striped"),
+        "dots": ("à pois", "with dotted"),
+        "checker": ("à carreaux", "with checkered"),
+    }
     NUM = {2: "deux", 3: "trois"}
-    POS = {"left": ("à gauche", "at left"), "right": ("à droite", "at right"), "top": ("en haut", "at top"),
-           "bottom": ("en bas", "at bottom"), "centre": ("au centre", "in middle")}
+    POS = {
+        "left": ("à gauche", "at left"),
+        "right": ("à droite", "at right"),
+        "top": ("en haut", "at top"),
+        "bottom": ("en bas", "at bottom"),
+        "centre": ("au centre", "in middle"),
+    }
     FRAMES = {"exist": "il y a {items}", "show": "cette image montre {items}", "list": "{items}"}
     WHERE = "{pos} se {be} {np}"
     AND = " et "
 
-    NOUN_VARIANTS = {"circle": (("disque", "disques", "m"),), "square": (("carreau", "carreaux", "m"),),
-                     "star": (("pentagramme", "pentagrammes", "m"),), "ring": (("cerceau", "cerceaux", "m"),)}
+    NOUN_VARIANTS = {
+        "circle": (("disque", "disques", "m"),),
+        "square": (("carreau", "carreaux", "m"),),
+        "star": (("pentagramme", "pentagrammes", "m"),),
+        "ring": (("cerceau", "cerceaux", "m"),),
+    }
     SHADE = {"light": ("clair", "pâle"), "dark": ("foncé", "sombre")}  # "rouge clair": both invariable
 
     def np(self, m: Mention, case: str) -> str:
@@ -522,12 +655,37 @@ class French(_Inflecting):
         return "trouvent" if mentions[0].plural else "trouve"
 
     def glossary(self) -> Iterable[tuple[str, str]]:
-        yield from [("a", "un"), ("a", "une"), ("an", "un"), ("an", "une"), ("one", "un"), ("one", "une"),
-                    ("one", "seul"), ("one", "seule"), ("two", "deux"), ("three", "trois"), ("some", "des"),
-                    ("some", "de"), ("is", "est"), ("are", "sont"), ("there", "il"), ("there", "y"), ("is", "a"),
-                    ("are", "a"), ("is", "trouve"), ("are", "trouvent"), ("itself", "se"), ("the", "le"),
-                    ("the", "la"), ("this", "cette"), ("picture", "image"), ("shows", "montre"), ("and", "et"),
-                    ("on", "sur"), ("background", "fond")]
+        yield from [
+            ("a", "un"),
+            ("a", "une"),
+            ("an", "un"),
+            ("an", "une"),
+            ("one", "un"),
+            ("one", "une"),
+            ("one", "seul"),
+            ("one", "seule"),
+            ("two", "deux"),
+            ("three", "trois"),
+            ("some", "des"),
+            ("some", "de"),
+            ("is", "est"),
+            ("are", "sont"),
+            ("there", "il"),
+            ("there", "y"),
+            ("is", "a"),
+            ("are", "a"),
+            ("is", "trouve"),
+            ("are", "trouvent"),
+            ("itself", "se"),
+            ("the", "le"),
+            ("the", "la"),
+            ("this", "cette"),
+            ("picture", "image"),
+            ("shows", "montre"),
+            ("and", "et"),
+            ("on", "sur"),
+            ("background", "fond"),
+        ]
         yield from _noun_pairs(self.NOUN, 0, [1])
         for key, forms in self.ADJ.items():
             yield from ((EN_ADJ[key], f) for f in forms)
@@ -537,27 +695,67 @@ class French(_Inflecting):
 
 # --- Czech ------------------------------------------------------------------------------------
 
+
 class Czech(_Inflecting):
     """No articles; hard adjectives agree in gender, number and case (nom, acc, loc)."""
 
     lang = "cs"
     # (gender, nom sg, acc sg, nom/acc pl)
-    NOUN = {"circle": ("m", "kruh", "kruh", "kruhy"), "square": ("m", "čtverec", "čtverec", "čtverce"),
-            "triangle": ("m", "trojúhelník", "trojúhelník", "trojúhelníky"),
-            "star": ("f", "hvězda", "hvězdu", "hvězdy"), "cross": ("m", "kříž", "kříž", "kříže"),
-            "ring": ("m", "kroužek", "kroužek", "kroužky")}
-    ADJ = {"red": "červen", "orange": "oranžov", "yellow": "žlut", "green": "zelen", "blue": "modr",
-           "purple": "fialov", "black": "čern", "white": "bíl", "grey": "šed", "brown": "hněd",
-           "small": "mal", "large": "velk",
-           "plain": "jednobarevn", "stripes": "pruhovan", "dots": "puntíkovan", "checker": "kostkovan"}
+    NOUN = {
+        "circle": ("m", "kruh", "kruh", "kruhy"),
+        "square": ("m", "čtverec", "čtverec", "čtverce"),
+        "triangle": ("m", "trojúhelník", "trojúhelník", "trojúhelníky"),
+        "star": ("f", "hvězda", "hvězdu", "hvězdy"),
+        "cross": ("m", "kříž", "kříž", "kříže"),
+        "ring": ("m", "kroužek", "kroužek", "kroužky"),
+    }
+    ADJ = {
+        "red": "červen",
+        "orange": "oranžov",
+        "yellow": "žlut",
+        "green": "zelen",
+        "blue": "modr",
+        "purple": "fialov",
+        "black": "čern",
+        "white": "bíl",
+        "grey": "šed",
+        "brown": "hněd",
+        "small": "mal",
+        "large": "velk",
+        "plain": "jednobarevn",
+        "stripes": "pruhovan",
+        "dots": "puntíkovan",
+        "checker": "kostkovan",
+    }
     # hard declension; masculine nouns here are all inanimate (acc = nom)
-    ENDING = {("m", "nom"): "ý", ("m", "acc"): "ý", ("f", "nom"): "á", ("f", "acc"): "ou", ("n", "nom"): "é",
-              ("n", "acc"): "é", ("m", "pl"): "é", ("f", "pl"): "é", ("n", "pl"): "á", ("loc", "n"): "ém"}
-    ONE = {("m", "nom"): "jeden", ("m", "acc"): "jeden", ("f", "nom"): "jedna", ("f", "acc"): "jednu",
-           ("n", "nom"): "jedno", ("n", "acc"): "jedno"}
+    ENDING = {
+        ("m", "nom"): "ý",
+        ("m", "acc"): "ý",
+        ("f", "nom"): "á",
+        ("f", "acc"): "ou",
+        ("n", "nom"): "é",
+        ("n", "acc"): "é",
+        ("m", "pl"): "é",
+        ("f", "pl"): "é",
+        ("n", "pl"): "á",
+        ("loc", "n"): "ém",
+    }
+    ONE = {
+        ("m", "nom"): "jeden",
+        ("m", "acc"): "jeden",
+        ("f", "nom"): "jedna",
+        ("f", "acc"): "jednu",
+        ("n", "nom"): "jedno",
+        ("n", "acc"): "jedno",
+    }
     TWO = {"m": "dva", "f": "dvě", "n": "dvě"}
-    POS = {"left": ("vlevo", "left"), "right": ("vpravo", "right"), "top": ("nahoře", "top"),
-           "bottom": ("dole", "bottom"), "centre": ("uprostřed", "middle")}
+    POS = {
+        "left": ("vlevo", "left"),
+        "right": ("vpravo", "right"),
+        "top": ("nahoře", "top"),
+        "bottom": ("dole", "bottom"),
+        "centre": ("uprostřed", "middle"),
+    }
     FRAMES = {"exist": "na obrázku {be} {items}", "show": "obrázek ukazuje {items}", "list": "{items}"}
     CASE = {"show": "acc"}
     WHERE = "{pos} {be} {np}"
@@ -587,11 +785,29 @@ class Czech(_Inflecting):
         return "jsou" if mentions[0].plural else "je"
 
     def glossary(self) -> Iterable[tuple[str, str]]:
-        yield from [("a", "jeden"), ("an", "jeden"), ("one", "jeden"), ("one", "jedna"), ("one", "jednu"),
-                    ("one", "jedno"), ("two", "dva"), ("two", "dvě"), ("three", "tři"), ("is", "je"),
-                    ("are", "jsou"), ("there", "tam"), ("the", "ten"), ("on", "na"), ("at", "na"), ("in", "na"),
-                    ("picture", "obrázek"), ("picture", "obrázku"), ("shows", "ukazuje"), ("and", "a"),
-                    ("background", "pozadí")]
+        yield from [
+            ("a", "jeden"),
+            ("an", "jeden"),
+            ("one", "jeden"),
+            ("one", "jedna"),
+            ("one", "jednu"),
+            ("one", "jedno"),
+            ("two", "dva"),
+            ("two", "dvě"),
+            ("three", "tři"),
+            ("is", "je"),
+            ("are", "jsou"),
+            ("there", "tam"),
+            ("the", "ten"),
+            ("on", "na"),
+            ("at", "na"),
+            ("in", "na"),
+            ("picture", "obrázek"),
+            ("picture", "obrázku"),
+            ("shows", "ukazuje"),
+            ("and", "a"),
+            ("background", "pozadí"),
+        ]
         for shape, (_, nom, acc, pl) in self.NOUN.items():
             yield from [(EN_NOUN[shape][0], nom), (EN_NOUN[shape][0], acc), (EN_NOUN[shape][1], pl)]
         for key, stem in self.ADJ.items():
@@ -602,30 +818,54 @@ class Czech(_Inflecting):
 
 # --- Russian ----------------------------------------------------------------------------------
 
+
 class Russian(_Inflecting):
     """No articles or present copula; adjectives agree; два/три + genitive singular."""
 
     lang = "ru"
     # (gender, nom sg, gen sg, nom pl)
-    NOUN = {"circle": ("m", "круг", "круга", "круги"), "square": ("m", "квадрат", "квадрата", "квадраты"),
-            "triangle": ("m", "треугольник", "треугольника", "треугольники"),
-            "star": ("f", "звезда", "звезды", "звёзды"), "cross": ("m", "крест", "креста", "кресты"),
-            "ring": ("n", "кольцо", "кольца", "кольца")}
-    ADJ = {"red": ("красн", "hard"), "orange": ("оранжев", "hard"), "yellow": ("жёлт", "hard"),
-           "green": ("зелён", "hard"), "blue": ("син", "soft"), "purple": ("фиолетов", "hard"),
-           "black": ("чёрн", "hard"), "white": ("бел", "hard"), "grey": ("сер", "hard"),
-           "brown": ("коричнев", "hard"), "small": ("маленьк", "velar"), "large": ("больш", "stressed"),
-           "plain": ("однотонн", "hard"), "stripes": ("полосат", "hard"), "checker": ("клетчат", "hard")}
+    NOUN = {
+        "circle": ("m", "круг", "круга", "круги"),
+        "square": ("m", "квадрат", "квадрата", "квадраты"),
+        "triangle": ("m", "треугольник", "треугольника", "треугольники"),
+        "star": ("f", "звезда", "звезды", "звёзды"),
+        "cross": ("m", "крест", "креста", "кресты"),
+        "ring": ("n", "кольцо", "кольца", "кольца"),
+    }
+    ADJ = {
+        "red": ("красн", "hard"),
+        "orange": ("оранжев", "hard"),
+        "yellow": ("жёлт", "hard"),
+        "green": ("зелён", "hard"),
+        "blue": ("син", "soft"),
+        "purple": ("фиолетов", "hard"),
+        "black": ("чёрн", "hard"),
+        "white": ("бел", "hard"),
+        "grey": ("сер", "hard"),
+        "brown": ("коричнев", "hard"),
+        "small": ("маленьк", "velar"),
+        "large": ("больш", "stressed"),
+        "plain": ("однотонн", "hard"),
+        "stripes": ("полосат", "hard"),
+        "checker": ("клетчат", "hard"),
+    }
     # nominative by gender, nominative plural, genitive plural, locative masculine
-    ENDINGS = {"hard": {"m": "ый", "f": "ая", "n": "ое", "pl": "ые", "gpl": "ых", "loc": "ом"},
-               "soft": {"m": "ий", "f": "яя", "n": "ее", "pl": "ие", "gpl": "их", "loc": "ем"},
-               "velar": {"m": "ий", "f": "ая", "n": "ое", "pl": "ие", "gpl": "их", "loc": "ом"},
-               "stressed": {"m": "ой", "f": "ая", "n": "ое", "pl": "ие", "gpl": "их", "loc": "ом"}}
+    ENDINGS = {
+        "hard": {"m": "ый", "f": "ая", "n": "ое", "pl": "ые", "gpl": "ых", "loc": "ом"},
+        "soft": {"m": "ий", "f": "яя", "n": "ее", "pl": "ие", "gpl": "их", "loc": "ем"},
+        "velar": {"m": "ий", "f": "ая", "n": "ое", "pl": "ие", "gpl": "их", "loc": "ом"},
+        "stressed": {"m": "ой", "f": "ая", "n": "ое", "pl": "ие", "gpl": "их", "loc": "ом"},
+    }
     ONE = {"m": "один", "f": "одна", "n": "одно"}
     TWO = {"m": "два", "f": "две", "n": "два"}
     SHOWN = {"m": "изображён", "f": "изображена", "n": "изображено", "pl": "изображены"}
-    POS = {"left": ("слева", "left"), "right": ("справа", "right"), "top": ("сверху", "top"),
-           "bottom": ("снизу", "bottom"), "centre": ("в центре", "in middle")}
+    POS = {
+        "left": ("слева", "left"),
+        "right": ("справа", "right"),
+        "top": ("сверху", "top"),
+        "bottom": ("снизу", "bottom"),
+        "centre": ("в центре", "in middle"),
+    }
     FRAMES = {"exist": "на картинке {items}", "show": "здесь {be} {items}", "list": "{items}"}
     AND = " и "
     WHERE_AND = ", а "
@@ -661,12 +901,31 @@ class Russian(_Inflecting):
         return self.SHOWN[self.NOUN[mentions[0].shape][0]]
 
     def glossary(self) -> Iterable[tuple[str, str]]:
-        yield from [("a", "один"), ("an", "один"), ("one", "один"), ("one", "одна"), ("one", "одно"),
-                    ("two", "два"), ("two", "две"), ("three", "три"), ("the", "этот"), ("there", "здесь"),
-                    ("here", "здесь"), ("is", "есть"), ("are", "есть"), ("shows", "показывает"),
-                    *(("shows", s) for s in self.SHOWN.values()), ("on", "на"), ("at", "на"), ("in", "в"),
-                    ("picture", "картинке"), ("and", "и"), ("and", "а"), ("background", "фоне"),
-                    ("dotted", "горошек")]
+        yield from [
+            ("a", "один"),
+            ("an", "один"),
+            ("one", "один"),
+            ("one", "одна"),
+            ("one", "одно"),
+            ("two", "два"),
+            ("two", "две"),
+            ("three", "три"),
+            ("the", "этот"),
+            ("there", "здесь"),
+            ("here", "здесь"),
+            ("is", "есть"),
+            ("are", "есть"),
+            ("shows", "показывает"),
+            *(("shows", s) for s in self.SHOWN.values()),
+            ("on", "на"),
+            ("at", "на"),
+            ("in", "в"),
+            ("picture", "картинке"),
+            ("and", "и"),
+            ("and", "а"),
+            ("background", "фоне"),
+            ("dotted", "горошек"),
+        ]
         for shape, (_, nom, gen, pl) in self.NOUN.items():
             yield from [(EN_NOUN[shape][0], nom), (EN_NOUN[shape][0], gen), (EN_NOUN[shape][1], pl)]
         for key in self.ADJ:
@@ -677,6 +936,7 @@ class Russian(_Inflecting):
 
 # --- Arabic -----------------------------------------------------------------------------------
 
+
 class Arabic(_Inflecting):
     """Noun then adjectives; agreement in gender and number; the dual for 2; non-human
     plurals take feminine singular adjectives; 3 has reversed gender (ثلاثة + masc. noun);
@@ -684,21 +944,39 @@ class Arabic(_Inflecting):
 
     lang = "ar"
     # (gender, sg, dual (nom), pl)
-    NOUN = {"circle": ("f", "دائرة", "دائرتان", "دوائر"), "square": ("m", "مربع", "مربعان", "مربعات"),
-            "triangle": ("m", "مثلث", "مثلثان", "مثلثات"), "star": ("f", "نجمة", "نجمتان", "نجوم"),
-            "cross": ("m", "صليب", "صليبان", "صلبان"), "ring": ("f", "حلقة", "حلقتان", "حلقات")}
+    NOUN = {
+        "circle": ("f", "دائرة", "دائرتان", "دوائر"),
+        "square": ("m", "مربع", "مربعان", "مربعات"),
+        "triangle": ("m", "مثلث", "مثلثان", "مثلثات"),
+        "star": ("f", "نجمة", "نجمتان", "نجوم"),
+        "cross": ("m", "صليب", "صليبان", "صلبان"),
+        "ring": ("f", "حلقة", "حلقتان", "حلقات"),
+    }
     # (m sg, f sg, m dual, f dual)
-    ADJ = {"red": ("أحمر", "حمراء", "أحمران", "حمراوان"), "orange": ("برتقالي", "برتقالية", "برتقاليان", "برتقاليتان"),
-           "yellow": ("أصفر", "صفراء", "أصفران", "صفراوان"), "green": ("أخضر", "خضراء", "أخضران", "خضراوان"),
-           "blue": ("أزرق", "زرقاء", "أزرقان", "زرقاوان"), "purple": ("بنفسجي", "بنفسجية", "بنفسجيان", "بنفسجيتان"),
-           "black": ("أسود", "سوداء", "أسودان", "سوداوان"), "white": ("أبيض", "بيضاء", "أبيضان", "بيضاوان"),
-           "grey": ("رمادي", "رمادية", "رماديان", "رماديتان"), "brown": ("بني", "بنية", "بنيان", "بنيتان"),
-           "small": ("صغير", "صغيرة", "صغيران", "صغيرتان"), "large": ("كبير", "كبيرة", "كبيران", "كبيرتان")}
+    ADJ = {
+        "red": ("أحمر", "حمراء", "أحمران", "حمراوان"),
+        "orange": ("برتقالي", "برتقالية", "برتقاليان", "برتقاليتان"),
+        "yellow": ("أصفر", "صفراء", "أصفران", "صفراوان"),
+        "green": ("أخضر", "خضراء", "أخضران", "خضراوان"),
+        "blue": ("أزرق", "زرقاء", "أزرقان", "زرقاوان"),
+        "purple": ("بنفسجي", "بنفسجية", "بنفسجيان", "بنفسجيتان"),
+        "black": ("أسود", "سوداء", "أسودان", "سوداوان"),
+        "white": ("أبيض", "بيضاء", "أبيضان", "بيضاوان"),
+        "grey": ("رمادي", "رمادية", "رماديان", "رماديتان"),
+        "brown": ("بني", "بنية", "بنيان", "بنيتان"),
+        "small": ("صغير", "صغيرة", "صغيران", "صغيرتان"),
+        "large": ("كبير", "كبيرة", "كبيران", "كبيرتان"),
+    }
     TEXTURE = {"plain": "سادة", "stripes": "مخططة", "dots": "منقطة", "checker": "مربعة"}  # agree with خلفية (f)
     ONE = {"m": "واحد", "f": "واحدة"}
     THREE = {"m": "ثلاثة", "f": "ثلاث"}  # polarity: the numeral takes the other gender
-    POS = {"left": ("على اليسار", "on left"), "right": ("على اليمين", "on right"), "top": ("في الأعلى", "at top"),
-           "bottom": ("في الأسفل", "at bottom"), "centre": ("في الوسط", "in middle")}
+    POS = {
+        "left": ("على اليسار", "on left"),
+        "right": ("على اليمين", "on right"),
+        "top": ("في الأعلى", "at top"),
+        "bottom": ("في الأسفل", "at bottom"),
+        "centre": ("في الوسط", "in middle"),
+    }
     FRAMES = {"exist": "هناك {items}", "show": "في الصورة {items}", "list": "{items}"}
     COMMA = "، "
     AND_PREFIX = "و"
@@ -734,10 +1012,26 @@ class Arabic(_Inflecting):
         return text + "."
 
     def glossary(self) -> Iterable[tuple[str, str]]:
-        yield from [("a", "واحد"), ("an", "واحد"), ("one", "واحد"), ("one", "واحدة"), ("three", "ثلاثة"),
-                    ("three", "ثلاث"), ("two", "اثنان"), ("there", "هناك"), ("is", "هناك"), ("are", "هناك"),
-                    ("in", "في"), ("at", "في"), ("on", "على"), ("picture", "الصورة"), ("the", "ال"),
-                    ("shows", "تظهر"), ("and", "و"), ("background", "خلفية")]
+        yield from [
+            ("a", "واحد"),
+            ("an", "واحد"),
+            ("one", "واحد"),
+            ("one", "واحدة"),
+            ("three", "ثلاثة"),
+            ("three", "ثلاث"),
+            ("two", "اثنان"),
+            ("there", "هناك"),
+            ("is", "هناك"),
+            ("are", "هناك"),
+            ("in", "في"),
+            ("at", "في"),
+            ("on", "على"),
+            ("picture", "الصورة"),
+            ("the", "ال"),
+            ("shows", "تظهر"),
+            ("and", "و"),
+            ("background", "خلفية"),
+        ]
         for shape, (_, sg, dual, pl) in self.NOUN.items():
             yield from [(EN_NOUN[shape][0], sg), (EN_NOUN[shape][1], dual), (EN_NOUN[shape][1], pl)]
         for key, forms in self.ADJ.items():
@@ -748,27 +1042,56 @@ class Arabic(_Inflecting):
             yield from _aligned(gloss, phrase)
         # forms with و joined: every word that can begin an item or a where-clause
         for shape, (_, sg, dual, pl) in self.NOUN.items():
-            yield from [(EN_NOUN[shape][0], self.AND_PREFIX + sg), (EN_NOUN[shape][1], self.AND_PREFIX + dual),
-                        (EN_NOUN[shape][1], self.AND_PREFIX + pl)]
+            yield from [
+                (EN_NOUN[shape][0], self.AND_PREFIX + sg),
+                (EN_NOUN[shape][1], self.AND_PREFIX + dual),
+                (EN_NOUN[shape][1], self.AND_PREFIX + pl),
+            ]
         yield from [("three", self.AND_PREFIX + w) for w in self.THREE.values()]
         yield from [("on", "وعلى"), ("in", "وفي"), ("at", "وفي")]
 
 
 # --- Afrikaans --------------------------------------------------------------------------------
 
+
 class Afrikaans(_Inflecting):
     """No gender; colour and size adjectives uninflected, participle adjectives take -e."""
 
     lang = "af"
-    NOUN = {"circle": ("sirkel", "sirkels"), "square": ("vierkant", "vierkante"),
-            "triangle": ("driehoek", "driehoeke"), "star": ("ster", "sterre"), "cross": ("kruis", "kruise"),
-            "ring": ("ring", "ringe")}
-    ADJ = {"red": "rooi", "orange": "oranje", "yellow": "geel", "green": "groen", "blue": "blou", "purple": "pers",
-           "black": "swart", "white": "wit", "grey": "grys", "brown": "bruin", "small": "klein", "large": "groot",
-           "plain": "effe", "stripes": "gestreepte", "dots": "gekolde", "checker": "geruite"}
+    NOUN = {
+        "circle": ("sirkel", "sirkels"),
+        "square": ("vierkant", "vierkante"),
+        "triangle": ("driehoek", "driehoeke"),
+        "star": ("ster", "sterre"),
+        "cross": ("kruis", "kruise"),
+        "ring": ("ring", "ringe"),
+    }
+    ADJ = {
+        "red": "rooi",
+        "orange": "oranje",
+        "yellow": "geel",
+        "green": "groen",
+        "blue": "blou",
+        "purple": "pers",
+        "black": "swart",
+        "white": "wit",
+        "grey": "grys",
+        "brown": "bruin",
+        "small": "klein",
+        "large": "groot",
+        "plain": "effe",
+        "stripes": "gestreepte",
+        "dots": "gekolde",
+        "checker": "geruite",
+    }
     NUM = {1: "een", 2: "twee", 3: "drie"}
-    POS = {"left": ("links", "left"), "right": ("regs", "right"), "top": ("bo", "top"), "bottom": ("onder", "bottom"),
-           "centre": ("in die middel", "in the middle")}
+    POS = {
+        "left": ("links", "left"),
+        "right": ("regs", "right"),
+        "top": ("bo", "top"),
+        "bottom": ("onder", "bottom"),
+        "centre": ("in die middel", "in the middle"),
+    }
     FRAMES = {"exist": "daar is {items}", "show": "die prent wys {items}", "list": "{items}"}
     WHERE = "{pos} is {np}"
     AND = " en "
@@ -778,8 +1101,9 @@ class Afrikaans(_Inflecting):
 
     def np(self, m: Mention, case: str) -> str:
         det = self.NUM[m.count] if m.say_count else ("" if m.plural else "'n")
-        adjs = ([self.ADJ[m.size]] if m.size else []) + ([(self.shade_word(m) or "") + self.ADJ[m.colour]]
-                                                         if m.colour else [])
+        adjs = ([self.ADJ[m.size]] if m.size else []) + (
+            [(self.shade_word(m) or "") + self.ADJ[m.colour]] if m.colour else []
+        )
         words = adjs + [self.noun_entry(m)[m.plural]]
         return " ".join(([det] if det else []) + words)
 
@@ -799,9 +1123,23 @@ class Afrikaans(_Inflecting):
         return _cap(text) + "."
 
     def glossary(self) -> Iterable[tuple[str, str]]:
-        yield from [("a", "'n"), ("an", "'n"), ("one", "een"), ("two", "twee"), ("three", "drie"),
-                    ("there", "daar"), ("is", "is"), ("are", "is"), ("the", "die"), ("picture", "prent"),
-                    ("shows", "wys"), ("and", "en"), ("on", "op"), ("at", "op"), ("background", "agtergrond")]
+        yield from [
+            ("a", "'n"),
+            ("an", "'n"),
+            ("one", "een"),
+            ("two", "twee"),
+            ("three", "drie"),
+            ("there", "daar"),
+            ("is", "is"),
+            ("are", "is"),
+            ("the", "die"),
+            ("picture", "prent"),
+            ("shows", "wys"),
+            ("and", "en"),
+            ("on", "op"),
+            ("at", "op"),
+            ("background", "agtergrond"),
+        ]
         yield from _noun_pairs(self.NOUN, 0, [1])
         yield from ((EN_ADJ[key], word) for key, word in self.ADJ.items())
         for phrase, gloss in self.POS.values():
@@ -810,22 +1148,44 @@ class Afrikaans(_Inflecting):
 
 # --- Hindi ------------------------------------------------------------------------------------
 
+
 class Hindi(_Realiser):
     """SOV with a final copula है/हैं; -ā adjectives agree (m sg -ā, m pl -e, f -ī)."""
 
     lang = "hi"
-    NOUN = {"circle": ("m", "गोला", "गोले"), "square": ("m", "वर्ग", "वर्ग"), "triangle": ("m", "त्रिभुज", "त्रिभुज"),
-            "star": ("m", "तारा", "तारे"), "cross": ("m", "क्रॉस", "क्रॉस"), "ring": ("m", "छल्ला", "छल्ले")}
+    NOUN = {
+        "circle": ("m", "गोला", "गोले"),
+        "square": ("m", "वर्ग", "वर्ग"),
+        "triangle": ("m", "त्रिभुज", "त्रिभुज"),
+        "star": ("m", "तारा", "तारे"),
+        "cross": ("m", "क्रॉस", "क्रॉस"),
+        "ring": ("m", "छल्ला", "छल्ले"),
+    }
     # (m sg, m pl, f); invariable adjectives repeat one form
-    ADJ = {"red": ("लाल",) * 3, "orange": ("नारंगी",) * 3, "yellow": ("पीला", "पीले", "पीली"),
-           "green": ("हरा", "हरे", "हरी"), "blue": ("नीला", "नीले", "नीली"), "purple": ("बैंगनी",) * 3,
-           "black": ("काला", "काले", "काली"), "white": ("सफ़ेद",) * 3, "grey": ("स्लेटी",) * 3,
-           "brown": ("भूरा", "भूरे", "भूरी"), "small": ("छोटा", "छोटे", "छोटी"), "large": ("बड़ा", "बड़े", "बड़ी")}
+    ADJ = {
+        "red": ("लाल",) * 3,
+        "orange": ("नारंगी",) * 3,
+        "yellow": ("पीला", "पीले", "पीली"),
+        "green": ("हरा", "हरे", "हरी"),
+        "blue": ("नीला", "नीले", "नीली"),
+        "purple": ("बैंगनी",) * 3,
+        "black": ("काला", "काले", "काली"),
+        "white": ("सफ़ेद",) * 3,
+        "grey": ("स्लेटी",) * 3,
+        "brown": ("भूरा", "भूरे", "भूरी"),
+        "small": ("छोटा", "छोटे", "छोटी"),
+        "large": ("बड़ा", "बड़े", "बड़ी"),
+    }
     # predicative of पृष्ठभूमि (f)
     TEXTURE = {"plain": "सादी", "stripes": "धारीदार", "dots": "बिंदीदार", "checker": "चारखानेदार"}
     NUM = {1: "एक", 2: "दो", 3: "तीन"}
-    POS = {"left": ("बाईं ओर", "left side"), "right": ("दाईं ओर", "right side"), "top": ("ऊपर", "top"),
-           "bottom": ("नीचे", "bottom"), "centre": ("बीच में", "middle in")}
+    POS = {
+        "left": ("बाईं ओर", "left side"),
+        "right": ("दाईं ओर", "right side"),
+        "top": ("ऊपर", "top"),
+        "bottom": ("नीचे", "bottom"),
+        "centre": ("बीच में", "middle in"),
+    }
 
     SHADE = {"light": ("हल्का",), "dark": ("गहरा",)}
     SHADE_FORMS = {"हल्का": ("हल्का", "हल्के", "हल्की"), "गहरा": ("गहरा", "गहरे", "गहरी")}  # agree like -ā adjectives
@@ -866,16 +1226,34 @@ class Hindi(_Realiser):
                 text = items
         text += "।"
         if plan.texture or plan.bg_colour:
-            words = _bg_order(plan.texture and self.TEXTURE[plan.texture],
-                              plan.bg_colour and self.ADJ[plan.bg_colour][2], plan.texture)
+            words = _bg_order(
+                plan.texture and self.TEXTURE[plan.texture],
+                plan.bg_colour and self.ADJ[plan.bg_colour][2],
+                plan.texture,
+            )
             text += " पृष्ठभूमि " + " ".join(words) + " है।"
         return text
 
     def glossary(self) -> Iterable[tuple[str, str]]:
-        yield from [("a", "एक"), ("an", "एक"), ("one", "एक"), ("two", "दो"), ("three", "तीन"), ("some", "कुछ"),
-                    ("is", "है"), ("are", "हैं"), ("there", "वहाँ"), ("the", "यह"), ("and", "और"),
-                    ("picture", "तस्वीर"), ("shows", "दिखाती"), ("in", "में"), ("on", "पर"), ("at", "पर"),
-                    ("background", "पृष्ठभूमि")]
+        yield from [
+            ("a", "एक"),
+            ("an", "एक"),
+            ("one", "एक"),
+            ("two", "दो"),
+            ("three", "तीन"),
+            ("some", "कुछ"),
+            ("is", "है"),
+            ("are", "हैं"),
+            ("there", "वहाँ"),
+            ("the", "यह"),
+            ("and", "और"),
+            ("picture", "तस्वीर"),
+            ("shows", "दिखाती"),
+            ("in", "में"),
+            ("on", "पर"),
+            ("at", "पर"),
+            ("background", "पृष्ठभूमि"),
+        ]
         yield from _noun_pairs({k: v[1:] for k, v in self.NOUN.items()}, 0, [1])
         for key, forms in self.ADJ.items():
             yield from ((EN_ADJ[key], f) for f in forms)
@@ -885,6 +1263,7 @@ class Hindi(_Realiser):
 
 
 # --- Korean -----------------------------------------------------------------------------------
+
 
 def _has_final_consonant(word: str) -> bool:
     """Whether the last Hangul syllable of ``word`` has a final consonant (batchim)."""
@@ -897,8 +1276,16 @@ class Korean(_Realiser):
 
     lang = "ko"
     NOUN = {"circle": "원", "square": "사각형", "triangle": "삼각형", "star": "별", "cross": "십자가", "ring": "고리"}
-    COLOUR = {"red": "빨간", "orange": "주황색", "yellow": "노란", "green": "초록색", "blue": "파란", "purple": "보라색",
-              "black": "검은", "white": "흰"}
+    COLOUR = {
+        "red": "빨간",
+        "orange": "주황색",
+        "yellow": "노란",
+        "green": "초록색",
+        "blue": "파란",
+        "purple": "보라색",
+        "black": "검은",
+        "white": "흰",
+    }
     BG_COLOUR = {"grey": "회색", "brown": "갈색", "blue": "파란색", "green": "초록색"}
     SIZE = {"small": "작은", "large": "큰"}
     TEXTURE = {"plain": "단색", "stripes": "줄무늬", "dots": "물방울무늬", "checker": "체크무늬"}
@@ -922,36 +1309,67 @@ class Korean(_Realiser):
     def realise(self, plan: CaptionPlan) -> str:
         ms = plan.mentions
         if plan.template == "exist":
-            clauses = [(self.POS[m.position] + "에 " if m.position else "") + self.particle(self.np(m), self.SUBJECT)
-                       for m in ms]
+            clauses = [
+                (self.POS[m.position] + "에 " if m.position else "") + self.particle(self.np(m), self.SUBJECT)
+                for m in ms
+            ]
             text = " ".join(c + (" 있고," if i < len(ms) - 1 else " 있습니다.") for i, c in enumerate(clauses))
         elif plan.template == "where":
-            text = ", ".join(self.POS[m.position] + "에는 " + self.particle(self.np(m), self.SUBJECT)
-                             for m in ms) + " 있습니다."
+            text = (
+                ", ".join(self.POS[m.position] + "에는 " + self.particle(self.np(m), self.SUBJECT) for m in ms)
+                + " 있습니다."
+            )
         else:
             items = [(self.POS[m.position] + "의 " if m.position else "") + self.np(m) for m in ms]
             if len(items) > 1:  # "A, B와 C"
                 items = items[:-2] + [self.particle(items[-2], self.WITH) + " " + items[-1]]
             listed = ", ".join(items)
-            text = ("이 그림은 " + self.particle(listed, self.OBJECT) + " 보여 줍니다."
-                    if plan.template == "show" else listed + ".")
+            text = (
+                "이 그림은 " + self.particle(listed, self.OBJECT) + " 보여 줍니다."
+                if plan.template == "show"
+                else listed + "."
+            )
         if plan.texture or plan.bg_colour:
-            words = _bg_order(plan.texture and self.TEXTURE[plan.texture],
-                              plan.bg_colour and self.BG_COLOUR[plan.bg_colour], plan.texture)
+            words = _bg_order(
+                plan.texture and self.TEXTURE[plan.texture],
+                plan.bg_colour and self.BG_COLOUR[plan.bg_colour],
+                plan.texture,
+            )
             text += " 배경은 " + " ".join(words) + "입니다."
         return text
 
     def glossary(self) -> Iterable[tuple[str, str]]:
-        yield from [("a", "한"), ("an", "한"), ("one", "한"), ("two", "두"), ("three", "세"), ("some", "여러"),
-                    ("piece", "개"), ("of", "개의"), ("there", "있습니다"), ("is", "있습니다"), ("are", "있습니다"),
-                    ("is", "있고"), ("are", "있고"), ("is", "입니다"), ("the", "이"), ("picture", "그림은"),
-                    ("shows", "보여"), ("shows", "줍니다"), ("on", "에"), ("at", "에"), ("in", "에"), ("and", "그리고"),
-                    ("background", "배경은")]
+        yield from [
+            ("a", "한"),
+            ("an", "한"),
+            ("one", "한"),
+            ("two", "두"),
+            ("three", "세"),
+            ("some", "여러"),
+            ("piece", "개"),
+            ("of", "개의"),
+            ("there", "있습니다"),
+            ("is", "있습니다"),
+            ("are", "있습니다"),
+            ("is", "있고"),
+            ("are", "있고"),
+            ("is", "입니다"),
+            ("the", "이"),
+            ("picture", "그림은"),
+            ("shows", "보여"),
+            ("shows", "줍니다"),
+            ("on", "에"),
+            ("at", "에"),
+            ("in", "에"),
+            ("and", "그리고"),
+            ("background", "배경은"),
+        ]
         for word in ("개", *self.NOUN.values()):
             shape = next((k for k, v in self.NOUN.items() if v == word), None)
-            for gloss in (EN_NOUN[shape] if shape else ("piece",)):
-                yield from [(gloss, word)] + [(gloss, self.particle(word, p))
-                                              for p in (self.SUBJECT, self.OBJECT, self.WITH)]
+            for gloss in EN_NOUN[shape] if shape else ("piece",):
+                yield from [(gloss, word)] + [
+                    (gloss, self.particle(word, p)) for p in (self.SUBJECT, self.OBJECT, self.WITH)
+                ]
         yield from ((EN_ADJ[k], w) for k, w in {**self.COLOUR, **self.SIZE}.items())
         for key, word in {**self.BG_COLOUR, **self.TEXTURE}.items():
             yield from [(EN_ADJ[key], word), (EN_ADJ[key], word + "입니다")]
@@ -962,15 +1380,32 @@ class Korean(_Realiser):
 
 # --- Chinese ----------------------------------------------------------------------------------
 
+
 class Chinese(_Realiser):
     """No spaces; numeral + classifier (个, 颗 for stars) before the noun; 的 after a colour;
     places are subjects of existential 有 / 是 clauses."""
 
     lang = "zh"
-    NOUN = {"circle": ("圆形", "个"), "square": ("正方形", "个"), "triangle": ("三角形", "个"), "star": ("星星", "颗"),
-            "cross": ("十字", "个"), "ring": ("圆环", "个")}
-    COLOUR = {"red": "红色", "orange": "橙色", "yellow": "黄色", "green": "绿色", "blue": "蓝色", "purple": "紫色",
-              "black": "黑色", "white": "白色", "grey": "灰色", "brown": "棕色"}
+    NOUN = {
+        "circle": ("圆形", "个"),
+        "square": ("正方形", "个"),
+        "triangle": ("三角形", "个"),
+        "star": ("星星", "颗"),
+        "cross": ("十字", "个"),
+        "ring": ("圆环", "个"),
+    }
+    COLOUR = {
+        "red": "红色",
+        "orange": "橙色",
+        "yellow": "黄色",
+        "green": "绿色",
+        "blue": "蓝色",
+        "purple": "紫色",
+        "black": "黑色",
+        "white": "白色",
+        "grey": "灰色",
+        "brown": "棕色",
+    }
     SIZE = {"small": "小", "large": "大"}
     TEXTURE = {"plain": "纯色", "stripes": "条纹", "dots": "圆点", "checker": "格子"}
     NUM = {1: "一", 2: "两", 3: "三"}
@@ -981,8 +1416,12 @@ class Chinese(_Realiser):
     def np(self, m: Mention) -> str:
         noun, classifier = self.NOUN[m.shape]
         quantity = "一些" if (m.plural and not m.say_count) else self.NUM[m.count] + classifier
-        return (quantity + ((self.shade_word(m) or "") + self.COLOUR[m.colour] + "的" if m.colour else "")
-                + (self.SIZE[m.size] if m.size else "") + noun)
+        return (
+            quantity
+            + ((self.shade_word(m) or "") + self.COLOUR[m.colour] + "的" if m.colour else "")
+            + (self.SIZE[m.size] if m.size else "")
+            + noun
+        )
 
     def realise(self, plan: CaptionPlan) -> str:
         ms = plan.mentions
@@ -996,8 +1435,13 @@ class Chinese(_Realiser):
             if plan.texture == "plain" and plan.bg_colour:
                 desc = "纯" + self.COLOUR[plan.bg_colour]
             else:
-                desc = "".join(_bg_order(plan.texture and self.TEXTURE[plan.texture],
-                                         plan.bg_colour and self.COLOUR[plan.bg_colour], plan.texture))
+                desc = "".join(
+                    _bg_order(
+                        plan.texture and self.TEXTURE[plan.texture],
+                        plan.bg_colour and self.COLOUR[plan.bg_colour],
+                        plan.texture,
+                    )
+                )
             text += "，背景是" + desc + "的"
         return text + "。"
 
@@ -1009,10 +1453,30 @@ class Chinese(_Realiser):
             yield from ((EN_ADJ[c], word + self.COLOUR[c]) for c in CHROMATIC)
 
     def glossary(self) -> Iterable[tuple[str, str]]:
-        yield from [("a", "一个"), ("an", "一个"), ("one", "一个"), ("two", "两个"), ("three", "三个"), ("some", "一些"), ("there", "有"), ("is", "有"), ("are", "有"), ("is", "是"), ("are", "是"),
-                    ("the", "这张"), ("picture", "图片"), ("picture", "图中"), ("shows", "显示了"), ("of", "的"),
-                    ("and", "和"), ("on", "在"), ("at", "在"), ("in", "在"), ("background", "背景"),
-                    ("plain", "纯")]
+        yield from [
+            ("a", "一个"),
+            ("an", "一个"),
+            ("one", "一个"),
+            ("two", "两个"),
+            ("three", "三个"),
+            ("some", "一些"),
+            ("there", "有"),
+            ("is", "有"),
+            ("are", "有"),
+            ("is", "是"),
+            ("are", "是"),
+            ("the", "这张"),
+            ("picture", "图片"),
+            ("picture", "图中"),
+            ("shows", "显示了"),
+            ("of", "的"),
+            ("and", "和"),
+            ("on", "在"),
+            ("at", "在"),
+            ("in", "在"),
+            ("background", "背景"),
+            ("plain", "纯"),
+        ]
         for shape, (noun, classifier) in self.NOUN.items():
             yield from [(EN_NOUN[shape][0], noun), (EN_NOUN[shape][1], noun)]
             yield from [(EN_NUM[n], self.NUM[n] + classifier) for n in (1, 2, 3)]
@@ -1023,15 +1487,30 @@ class Chinese(_Realiser):
 
 # --- Japanese ---------------------------------------------------------------------------------
 
+
 class Japanese(_Realiser):
     """Kana only, no spaces; SOV with あります last; quantifiers ひとつ/ふたつ/みっつ float
     after が; places marked with に (には in the where-template)."""
 
     lang = "ja"
-    NOUN = {"circle": "まる", "square": "しかく", "triangle": "さんかく", "star": "ほし", "cross": "じゅうじ",
-            "ring": "リング"}
-    COLOUR = {"red": "あかい", "orange": "オレンジいろの", "yellow": "きいろい", "green": "みどりいろの", "blue": "あおい",
-              "purple": "むらさきいろの", "black": "くろい", "white": "しろい"}
+    NOUN = {
+        "circle": "まる",
+        "square": "しかく",
+        "triangle": "さんかく",
+        "star": "ほし",
+        "cross": "じゅうじ",
+        "ring": "リング",
+    }
+    COLOUR = {
+        "red": "あかい",
+        "orange": "オレンジいろの",
+        "yellow": "きいろい",
+        "green": "みどりいろの",
+        "blue": "あおい",
+        "purple": "むらさきいろの",
+        "black": "くろい",
+        "white": "しろい",
+    }
     BG_COLOUR = {"grey": "はいいろ", "brown": "ちゃいろ", "blue": "あおいろ", "green": "みどりいろ"}
     SIZE = {"small": "ちいさな", "large": "おおきな"}
     TEXTURE = {"plain": "むじ", "stripes": "しまもよう", "dots": "みずたまもよう", "checker": "チェックもよう"}
@@ -1042,8 +1521,12 @@ class Japanese(_Realiser):
     SHADE = {"light": ("うすい",), "dark": ("こい",)}
 
     def core(self, m: Mention) -> str:
-        return ((self.SIZE[m.size] if m.size else "") + (self.shade_word(m) or "")
-                + (self.COLOUR[m.colour] if m.colour else "") + self.NOUN[m.shape])
+        return (
+            (self.SIZE[m.size] if m.size else "")
+            + (self.shade_word(m) or "")
+            + (self.COLOUR[m.colour] if m.colour else "")
+            + self.NOUN[m.shape]
+        )
 
     def quantity(self, m: Mention) -> str:
         return self.NUM[m.count] if m.say_count else (self.SOME if m.plural else "")
@@ -1051,28 +1534,56 @@ class Japanese(_Realiser):
     def realise(self, plan: CaptionPlan) -> str:
         ms = plan.mentions
         if plan.template == "exist":
-            clauses = [(self.POS[m.position] + "に" if m.position else "") + self.core(m) + "が" + self.quantity(m)
-                       for m in ms]
+            clauses = [
+                (self.POS[m.position] + "に" if m.position else "") + self.core(m) + "が" + self.quantity(m) for m in ms
+            ]
             text = "あり、".join(clauses) + "あります。"
         elif plan.template == "where":
             text = "、".join(self.POS[m.position] + "には" + self.core(m) + "が" + self.quantity(m) for m in ms)
             text += "あります。"
         else:
-            items = "と".join((self.POS[m.position] + "の" if m.position else "")
-                              + (self.quantity(m) + "の" if self.quantity(m) else "") + self.core(m) for m in ms)
+            items = "と".join(
+                (self.POS[m.position] + "の" if m.position else "")
+                + (self.quantity(m) + "の" if self.quantity(m) else "")
+                + self.core(m)
+                for m in ms
+            )
             text = ("このえには" + items + "がかいてあります。") if plan.template == "show" else items + "。"
         if plan.texture or plan.bg_colour:
-            words = _bg_order(plan.texture and self.TEXTURE[plan.texture],
-                              plan.bg_colour and self.BG_COLOUR[plan.bg_colour], plan.texture)
+            words = _bg_order(
+                plan.texture and self.TEXTURE[plan.texture],
+                plan.bg_colour and self.BG_COLOUR[plan.bg_colour],
+                plan.texture,
+            )
             text += "はいけいは" + "の".join(words) + "です。"
         return text
 
     def glossary(self) -> Iterable[tuple[str, str]]:
-        yield from [("a", "ひとつ"), ("an", "ひとつ"), ("one", "ひとつ"), ("two", "ふたつ"), ("three", "みっつ"),
-                    ("some", "いくつか"), ("there", "あります"), ("is", "あります"), ("are", "あります"),
-                    ("is", "あり"), ("is", "です"), ("the", "この"), ("picture", "え"), ("shows", "かいてあります"),
-                    ("on", "に"), ("at", "に"), ("in", "に"), ("in", "には"), ("of", "の"), ("and", "と"),
-                    ("is", "が"), ("is", "は"), ("background", "はいけい")]  # particles: the nearest English
+        yield from [
+            ("a", "ひとつ"),
+            ("an", "ひとつ"),
+            ("one", "ひとつ"),
+            ("two", "ふたつ"),
+            ("three", "みっつ"),
+            ("some", "いくつか"),
+            ("there", "あります"),
+            ("is", "あります"),
+            ("are", "あります"),
+            ("is", "あり"),
+            ("is", "です"),
+            ("the", "この"),
+            ("picture", "え"),
+            ("shows", "かいてあります"),
+            ("on", "に"),
+            ("at", "に"),
+            ("in", "に"),
+            ("in", "には"),
+            ("of", "の"),
+            ("and", "と"),
+            ("is", "が"),
+            ("is", "は"),
+            ("background", "はいけい"),
+        ]  # particles: the nearest English
         yield from _noun_pairs({k: (v, v) for k, v in self.NOUN.items()}, 0, [1])
         for key, word in {**self.COLOUR, **self.SIZE}.items():
             yield EN_ADJ[key], word
@@ -1082,7 +1593,20 @@ class Japanese(_Realiser):
         yield from ((pos_gloss[k], w) for k, w in self.POS.items())
 
 
-REALISERS: dict[str, _Realiser] = {r.lang: r for r in (
-    English(), German(), French(), Czech(), Chinese(), Japanese(), Arabic(), Afrikaans(), Korean(), Russian(),
-    Hindi())}
+REALISERS: dict[str, _Realiser] = {
+    r.lang: r
+    for r in (
+        English(),
+        German(),
+        French(),
+        Czech(),
+        Chinese(),
+        Japanese(),
+        Arabic(),
+        Afrikaans(),
+        Korean(),
+        Russian(),
+        Hindi(),
+    )
+}
 """One realiser per language, in the order of polyvse.LANGUAGES."""

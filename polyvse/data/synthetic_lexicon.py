@@ -82,8 +82,25 @@ _DEV_MATRA = dict(zip(VOWELS, ("ा", "ि", "ु", "े", "ो")))
 _DEV_V = dict(zip(VOWELS, ("आ", "इ", "उ", "ए", "ओ")))
 _HANGUL_INITIAL = dict(zip(ONSETS, (11, 15, 0, 9, 16, 3, 2, 18, 7, 17, 6, 5)))
 _HANGUL_VOWEL = dict(zip(VOWELS, (0, 20, 13, 5, 8)))
-_HANZI = dict(zip(ONSETS, ("阿伊乌埃奥", "卡基库克科", "加吉古格戈", "萨西苏塞索", "塔蒂图特托", "达迪杜德多",
-                           "纳尼努内诺", "哈希胡赫霍", "巴比布贝博", "帕皮普佩波", "马米穆梅莫", "拉里鲁雷罗")))
+_HANZI = dict(
+    zip(
+        ONSETS,
+        (
+            "阿伊乌埃奥",
+            "卡基库克科",
+            "加吉古格戈",
+            "萨西苏塞索",
+            "塔蒂图特托",
+            "达迪杜德多",
+            "纳尼努内诺",
+            "哈希胡赫霍",
+            "巴比布贝博",
+            "帕皮普佩波",
+            "马米穆梅莫",
+            "拉里鲁雷罗",
+        ),
+    )
+)
 
 
 # Chinese and Japanese names: IDEOGRAPHS_PER_SYLLABLE characters for each syllable (zh's first is the
@@ -106,12 +123,13 @@ def _ideographs(lang: str) -> tuple[tuple[str, ...], ...]:
     words += [*FRAMES[lang], *EVALUATIVE_WORDS[lang], *DEGREE_WORDS[lang], ZH_DEFAULT_DEGREE]
     reserved = {ch for w in words for ch in w} | {ch for chars in _HANZI.values() for ch in chars}
     rng = np.random.default_rng([LEXICON_SEED, ("zh", "ja").index(lang)])
-    pool = [chr(c) for c in rng.permutation(np.arange(_CJK_BLOCK[0], _CJK_BLOCK[1] + 1)).tolist()
-            if chr(c) not in reserved]
+    pool = [
+        chr(c) for c in rng.permutation(np.arange(_CJK_BLOCK[0], _CJK_BLOCK[1] + 1)).tolist() if chr(c) not in reserved
+    ]
     fresh = IDEOGRAPHS_PER_SYLLABLE - (lang == "zh")
     out = []
     for s in range(N_SYLLABLES):
-        chars = tuple(pool[s * fresh:(s + 1) * fresh])
+        chars = tuple(pool[s * fresh : (s + 1) * fresh])
         if lang == "zh":
             onset, vowel = ONSETS[s // len(VOWELS)], s % len(VOWELS)
             chars = (_HANZI[onset][vowel], *chars)
@@ -148,7 +166,7 @@ def _syllable(index: int, lang: str, first: bool) -> str:
 def _pool_codes() -> np.ndarray:
     """(len(POOLS), POOL_SIZE) distinct three-syllable codes: a fixed draw from all 60³."""
     rng = np.random.default_rng(LEXICON_SEED)
-    codes = rng.permutation(N_SYLLABLES ** 3)[: len(POOLS) * POOL_SIZE]
+    codes = rng.permutation(N_SYLLABLES**3)[: len(POOLS) * POOL_SIZE]
     return codes.reshape(len(POOLS), POOL_SIZE)
 
 
@@ -159,7 +177,7 @@ def name_syllables(pool: str, rank: int) -> tuple[int, int, int]:
     if not 0 <= rank < POOL_SIZE:
         raise ValueError(f"name rank {rank} outside 0..{POOL_SIZE - 1}")
     code = int(_pool_codes()[POOLS.index(pool), rank])
-    return code // N_SYLLABLES ** 2, (code // N_SYLLABLES) % N_SYLLABLES, code % N_SYLLABLES
+    return code // N_SYLLABLES**2, (code // N_SYLLABLES) % N_SYLLABLES, code % N_SYLLABLES
 
 
 def name(pool: str, rank: int, lang: str) -> str:
@@ -194,15 +212,29 @@ def zipf_rank(rng: np.random.Generator, n: int, exponent: float) -> int:
 
 # --- the language-independent part of a long-tail plan ------------------------------------------
 
-EVALUATIVES: tuple[str, ...] = ("nice", "simple", "lovely", "neat", "pleasant", "striking", "elegant", "cheerful",
-                                "calm", "odd")
+EVALUATIVES: tuple[str, ...] = (
+    "nice",
+    "simple",
+    "lovely",
+    "neat",
+    "pleasant",
+    "striking",
+    "elegant",
+    "cheerful",
+    "calm",
+    "odd",
+)
 DEGREES: tuple[str, ...] = ("quite", "very", "rather", "really", "fairly", "somewhat")
 EN_SHADE: dict[str, tuple[str, ...]] = {"light": ("light", "pale"), "dark": ("dark", "deep")}
 # English variants of the shape nouns after the base word (synonyms and hyponyms): (singular, plural)
 EN_NOUN_VARIANTS: dict[str, tuple[tuple[str, str], ...]] = {
-    "circle": (("disc", "discs"), ("round shape", "round shapes")), "square": (("tile", "tiles"),),
-    "triangle": (("wedge", "wedges"),), "star": (("pentagram", "pentagrams"),),
-    "cross": (("plus sign", "plus signs"),), "ring": (("hoop", "hoops"), ("loop", "loops"))}
+    "circle": (("disc", "discs"), ("round shape", "round shapes")),
+    "square": (("tile", "tiles"),),
+    "triangle": (("wedge", "wedges"),),
+    "star": (("pentagram", "pentagrams"),),
+    "cross": (("plus sign", "plus signs"),),
+    "ring": (("hoop", "hoops"), ("loop", "loops")),
+}
 
 
 @dataclass(frozen=True)
@@ -227,10 +259,13 @@ def sample_extras(rng: np.random.Generator) -> Extras:
     degree = zipf_rank(rng, len(DEGREES), 1.1)
     say_degree = rng.random() < DEGREE_P
     given, family, place = (zipf_rank(rng, POOL_SIZE, NAME_ZIPF) for _ in range(3))
-    return Extras(evaluative=evaluative if u[0] < EVALUATIVE_P else None,
-                  degree=degree if (u[0] < EVALUATIVE_P and say_degree) else None,
-                  given=given if u[1] < PERSON_P else None, family=family if u[1] < PERSON_P else None,
-                  place=place if u[2] < PLACE_P else None)
+    return Extras(
+        evaluative=evaluative if u[0] < EVALUATIVE_P else None,
+        degree=degree if (u[0] < EVALUATIVE_P and say_degree) else None,
+        given=given if u[1] < PERSON_P else None,
+        family=family if u[1] < PERSON_P else None,
+        place=place if u[2] < PLACE_P else None,
+    )
 
 
 # --- the language-specific words of the extras --------------------------------------------------
@@ -252,43 +287,156 @@ FRAMES: dict[str, tuple[str, str, str]] = {
 }
 # gloss pairs of the frames' fixed words; every English frame word has a pair in every language
 FRAME_GLOSS: dict[str, tuple[tuple[str, str], ...]] = {
-    "de": (("the", "das"), ("picture", "bild"), ("is", "ist"), ("photo", "foto"), ("by", "von"),
-           ("taken", "aufgenommen"), ("in", "in")),
-    "fr": (("the", "cette"), ("picture", "image"), ("is", "est"), ("photo", "photo"), ("by", "de"),
-           ("taken", "prise"), ("in", "à")),
-    "cs": (("the", "obrázek"), ("picture", "obrázek"), ("is", "je"), ("photo", "fotografoval"),
-           ("by", "fotografoval"), ("taken", "pořízeno"), ("in", "v")),
-    "ru": (("the", "картинка"), ("picture", "картинка"), ("is", "есть"), ("photo", "снимок"), ("by", "сделал"),
-           ("taken", "снято"), ("in", "в")),
-    "ar": (("the", "الصورة"), ("picture", "الصورة"), ("is", "هناك"), ("photo", "تصوير"), ("by", "تصوير"),
-           ("taken", "التقطت"), ("in", "في")),
-    "af": (("the", "die"), ("picture", "prent"), ("is", "is"), ("photo", "foto"), ("by", "deur"),
-           ("taken", "geneem"), ("in", "in")),
-    "hi": (("the", "यह"), ("picture", "तस्वीर"), ("is", "है"), ("photo", "फ़ोटो"), ("by", "ने"), ("taken", "ली"),
-           ("taken", "गई"), ("in", "में"), ("this", "यह")),
-    "ko": (("the", "그림입니다"), ("picture", "그림입니다"), ("is", "입니다"), ("photo", "사진입니다"),
-           ("by", "작가의"), ("taken", "찍었습니다"), ("in", "지역에서")),
-    "zh": (("the", "这张"), ("picture", "图片"), ("is", "很"), ("photo", "摄影师"), ("by", "摄影师"),
-           ("taken", "拍摄于"), ("in", "于")),
-    "ja": (("the", "この"), ("picture", "え"), ("is", "です"), ("is", "は"), ("photo", "しゃしん"), ("by", "しゃしん"),
-           ("taken", "さつえい"), ("in", "で")),
+    "de": (
+        ("the", "das"),
+        ("picture", "bild"),
+        ("is", "ist"),
+        ("photo", "foto"),
+        ("by", "von"),
+        ("taken", "aufgenommen"),
+        ("in", "in"),
+    ),
+    "fr": (
+        ("the", "cette"),
+        ("picture", "image"),
+        ("is", "est"),
+        ("photo", "photo"),
+        ("by", "de"),
+        ("taken", "prise"),
+        ("in", "à"),
+    ),
+    "cs": (
+        ("the", "obrázek"),
+        ("picture", "obrázek"),
+        ("is", "je"),
+        ("photo", "fotografoval"),
+        ("by", "fotografoval"),
+        ("taken", "pořízeno"),
+        ("in", "v"),
+    ),
+    "ru": (
+        ("the", "картинка"),
+        ("picture", "картинка"),
+        ("is", "есть"),
+        ("photo", "снимок"),
+        ("by", "сделал"),
+        ("taken", "снято"),
+        ("in", "в"),
+    ),
+    "ar": (
+        ("the", "الصورة"),
+        ("picture", "الصورة"),
+        ("is", "هناك"),
+        ("photo", "تصوير"),
+        ("by", "تصوير"),
+        ("taken", "التقطت"),
+        ("in", "في"),
+    ),
+    "af": (
+        ("the", "die"),
+        ("picture", "prent"),
+        ("is", "is"),
+        ("photo", "foto"),
+        ("by", "deur"),
+        ("taken", "geneem"),
+        ("in", "in"),
+    ),
+    "hi": (
+        ("the", "यह"),
+        ("picture", "तस्वीर"),
+        ("is", "है"),
+        ("photo", "फ़ोटो"),
+        ("by", "ने"),
+        ("taken", "ली"),
+        ("taken", "गई"),
+        ("in", "में"),
+        ("this", "यह"),
+    ),
+    "ko": (
+        ("the", "그림입니다"),
+        ("picture", "그림입니다"),
+        ("is", "입니다"),
+        ("photo", "사진입니다"),
+        ("by", "작가의"),
+        ("taken", "찍었습니다"),
+        ("in", "지역에서"),
+    ),
+    "zh": (
+        ("the", "这张"),
+        ("picture", "图片"),
+        ("is", "很"),
+        ("photo", "摄影师"),
+        ("by", "摄影师"),
+        ("taken", "拍摄于"),
+        ("in", "于"),
+    ),
+    "ja": (
+        ("the", "この"),
+        ("picture", "え"),
+        ("is", "です"),
+        ("is", "は"),
+        ("photo", "しゃしん"),
+        ("by", "しゃしん"),
+        ("taken", "さつえい"),
+        ("in", "で"),
+    ),
 }
 EVALUATIVE_WORDS: dict[str, tuple[str, ...]] = {  # agreeing with the language's word for "picture"
     "en": EVALUATIVES,
-    "de": ("schön", "einfach", "hübsch", "ordentlich", "angenehm", "auffällig", "elegant", "fröhlich", "ruhig",
-           "seltsam"),
+    "de": (
+        "schön",
+        "einfach",
+        "hübsch",
+        "ordentlich",
+        "angenehm",
+        "auffällig",
+        "elegant",
+        "fröhlich",
+        "ruhig",
+        "seltsam",
+    ),
     "fr": ("belle", "simple", "jolie", "soignée", "agréable", "frappante", "élégante", "gaie", "calme", "étrange"),
-    "cs": ("pěkný", "jednoduchý", "roztomilý", "úhledný", "příjemný", "nápadný", "elegantní", "veselý", "klidný",
-           "zvláštní"),
-    "ru": ("красивая", "простая", "милая", "аккуратная", "приятная", "яркая", "элегантная", "весёлая", "спокойная",
-           "странная"),
+    "cs": (
+        "pěkný",
+        "jednoduchý",
+        "roztomilý",
+        "úhledný",
+        "příjemný",
+        "nápadný",
+        "elegantní",
+        "veselý",
+        "klidný",
+        "zvláštní",
+    ),
+    "ru": (
+        "красивая",
+        "простая",
+        "милая",
+        "аккуратная",
+        "приятная",
+        "яркая",
+        "элегантная",
+        "весёлая",
+        "спокойная",
+        "странная",
+    ),
     "ar": ("جميلة", "بسيطة", "لطيفة", "مرتبة", "ممتعة", "لافتة", "أنيقة", "مبهجة", "هادئة", "غريبة"),
     "af": ("mooi", "eenvoudig", "lieflik", "netjies", "aangenaam", "opvallend", "elegant", "vrolik", "kalm", "vreemd"),
     "hi": ("सुंदर", "सरल", "प्यारी", "साफ़", "सुखद", "आकर्षक", "शानदार", "खुशनुमा", "शांत", "अजीब"),
     "ko": ("멋진", "단순한", "사랑스러운", "깔끔한", "편안한", "인상적인", "우아한", "발랄한", "차분한", "이상한"),
     "zh": ("漂亮", "简单", "可爱", "整齐", "舒服", "醒目", "优雅", "欢快", "安静", "奇怪"),
-    "ja": ("きれい", "シンプル", "かわいい", "すっきり", "ここちよい", "あざやか", "じょうひん", "たのしい", "しずか",
-           "ふしぎ"),
+    "ja": (
+        "きれい",
+        "シンプル",
+        "かわいい",
+        "すっきり",
+        "ここちよい",
+        "あざやか",
+        "じょうひん",
+        "たのしい",
+        "しずか",
+        "ふしぎ",
+    ),
 }
 DEGREE_WORDS: dict[str, tuple[str, ...]] = {
     "en": DEGREES,

@@ -74,23 +74,41 @@ def sample_scene(rng: np.random.Generator, lexicon: str = "closed") -> Scene:
             if (shape, colour) not in seen:
                 break
         seen.add((shape, colour))
-        groups.append(ObjectGroup(shape=shape, colour=colour, size=SIZES[int(rng.integers(len(SIZES)))],
-                                  position=position, count=int(rng.integers(1, MAX_COUNT + 1))))
-    scene = Scene(groups=tuple(groups), texture=TEXTURES[int(rng.integers(len(TEXTURES)))],
-                  bg_colour=BG_COLOURS[int(rng.integers(len(BG_COLOURS)))])
+        groups.append(
+            ObjectGroup(
+                shape=shape,
+                colour=colour,
+                size=SIZES[int(rng.integers(len(SIZES)))],
+                position=position,
+                count=int(rng.integers(1, MAX_COUNT + 1)),
+            )
+        )
+    scene = Scene(
+        groups=tuple(groups),
+        texture=TEXTURES[int(rng.integers(len(TEXTURES)))],
+        bg_colour=BG_COLOURS[int(rng.integers(len(BG_COLOURS)))],
+    )
     if lexicon == "closed":
         return scene
     u = rng.random((len(groups), 2))  # drawn for every group, so that the draws do not depend on colours
-    shaded = tuple(replace(g, shade=SHADES[int(b < 0.5)] if (a < SHADE_P and g.colour in CHROMATIC) else None)
-                   for g, (a, b) in zip(groups, u))
+    shaded = tuple(
+        replace(g, shade=SHADES[int(b < 0.5)] if (a < SHADE_P and g.colour in CHROMATIC) else None)
+        for g, (a, b) in zip(groups, u)
+    )
     return replace(scene, groups=shaded)
 
 
 # --- rendering --------------------------------------------------------------------------------
 
 _OBJECT_RGB = {
-    "red": (215, 35, 35), "orange": (245, 135, 20), "yellow": (240, 215, 25), "green": (35, 160, 60),
-    "blue": (35, 75, 215), "purple": (135, 45, 175), "black": (25, 25, 25), "white": (250, 250, 250),
+    "red": (215, 35, 35),
+    "orange": (245, 135, 20),
+    "yellow": (240, 215, 25),
+    "green": (35, 160, 60),
+    "blue": (35, 75, 215),
+    "purple": (135, 45, 175),
+    "black": (25, 25, 25),
+    "white": (250, 250, 250),
 }
 # Pale tints, so that every object colour stands out on every background.
 _BG_RGB = {"grey": (200, 200, 200), "brown": (212, 188, 158), "blue": (185, 205, 232), "green": (192, 222, 192)}
@@ -121,8 +139,9 @@ def _darker(rgb: tuple[int, ...], factor: float) -> tuple[int, int, int]:
     return tuple(int(v * factor) for v in rgb)
 
 
-def _draw_background(draw: ImageDraw.ImageDraw, side: int, texture: str, base: tuple[int, int, int],
-                     rng: np.random.Generator) -> None:
+def _draw_background(
+    draw: ImageDraw.ImageDraw, side: int, texture: str, base: tuple[int, int, int], rng: np.random.Generator
+) -> None:
     draw.rectangle([0, 0, side, side], fill=base)
     ink = _darker(base, 0.82)
     if texture == "plain":
@@ -168,26 +187,51 @@ def _draw_background(draw: ImageDraw.ImageDraw, side: int, texture: str, base: t
 def _polygon(shape: str, cx: float, cy: float, r: float, angle: float) -> list[tuple[float, float]]:
     """Vertices of ``shape`` of nominal radius ``r`` centred on (cx, cy), rotated by ``angle`` (rad)."""
     if shape == "square":
-        local = [(1.15 * r * math.cos(math.pi / 4 + k * math.pi / 2), 1.15 * r * math.sin(math.pi / 4 + k * math.pi / 2))
-                 for k in range(4)]
+        local = [
+            (1.15 * r * math.cos(math.pi / 4 + k * math.pi / 2), 1.15 * r * math.sin(math.pi / 4 + k * math.pi / 2))
+            for k in range(4)
+        ]
     elif shape == "triangle":
-        local = [(1.3 * r * math.cos(-math.pi / 2 + k * 2 * math.pi / 3),
-                  1.3 * r * math.sin(-math.pi / 2 + k * 2 * math.pi / 3)) for k in range(3)]
+        local = [
+            (
+                1.3 * r * math.cos(-math.pi / 2 + k * 2 * math.pi / 3),
+                1.3 * r * math.sin(-math.pi / 2 + k * 2 * math.pi / 3),
+            )
+            for k in range(3)
+        ]
     elif shape == "star":
-        local = [((1.3 if k % 2 == 0 else 0.55) * r * math.cos(-math.pi / 2 + k * math.pi / 5),
-                  (1.3 if k % 2 == 0 else 0.55) * r * math.sin(-math.pi / 2 + k * math.pi / 5)) for k in range(10)]
+        local = [
+            (
+                (1.3 if k % 2 == 0 else 0.55) * r * math.cos(-math.pi / 2 + k * math.pi / 5),
+                (1.3 if k % 2 == 0 else 0.55) * r * math.sin(-math.pi / 2 + k * math.pi / 5),
+            )
+            for k in range(10)
+        ]
     elif shape == "cross":
         a, w = 1.15 * r, 0.36 * r
-        local = [(-w, -a), (w, -a), (w, -w), (a, -w), (a, w), (w, w), (w, a), (-w, a), (-w, w), (-a, w), (-a, -w),
-                 (-w, -w)]
+        local = [
+            (-w, -a),
+            (w, -a),
+            (w, -w),
+            (a, -w),
+            (a, w),
+            (w, w),
+            (w, a),
+            (-w, a),
+            (-w, w),
+            (-a, w),
+            (-a, -w),
+            (-w, -w),
+        ]
     else:
         raise ValueError(f"shape {shape!r} is not a polygon")
     c, s = math.cos(angle), math.sin(angle)
     return [(cx + x * c - y * s, cy + x * s + y * c) for x, y in local]
 
 
-def _object_centres(position: str, count: int, r: float, side: int,
-                    rng: np.random.Generator) -> list[tuple[float, float]]:
+def _object_centres(
+    position: str, count: int, r: float, side: int, rng: np.random.Generator
+) -> list[tuple[float, float]]:
     """Centres of ``count`` objects of radius ``r`` clustered in the region ``position``."""
     fx, fy = _REGION[position]
     cx, cy = (fx + rng.uniform(-0.02, 0.02)) * side, (fy + rng.uniform(-0.02, 0.02)) * side
@@ -197,8 +241,13 @@ def _object_centres(position: str, count: int, r: float, side: int,
     elif count == 2:  # along the image edge the region touches, to stay inside its band
         offsets = [(0.0, -d), (0.0, d)] if position in ("left", "right") else [(-d, 0.0), (d, 0.0)]
     else:  # a triangle: more compact than a row of three
-        offsets = [(1.2 * d * math.cos(-math.pi / 2 + k * 2 * math.pi / 3),
-                    1.2 * d * math.sin(-math.pi / 2 + k * 2 * math.pi / 3)) for k in range(count)]
+        offsets = [
+            (
+                1.2 * d * math.cos(-math.pi / 2 + k * 2 * math.pi / 3),
+                1.2 * d * math.sin(-math.pi / 2 + k * 2 * math.pi / 3),
+            )
+            for k in range(count)
+        ]
     return [(cx + ox + rng.uniform(-0.05, 0.05) * r, cy + oy + rng.uniform(-0.05, 0.05) * r) for ox, oy in offsets]
 
 

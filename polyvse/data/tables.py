@@ -62,8 +62,11 @@ def _check_columns(df: pd.DataFrame, expected: tuple[str, ...], where: str, tabl
         raise InputError(where, f"{table} table: duplicate column names {list(df.columns[df.columns.duplicated()])}")
     missing = [c for c in expected if c not in df.columns]
     if missing:
-        raise InputError(where, f"{table} table: missing column(s) {', '.join(missing)}; "
-                                f"has {', '.join(map(str, df.columns))}; needs {', '.join(expected)}")
+        raise InputError(
+            where,
+            f"{table} table: missing column(s) {', '.join(missing)}; "
+            f"has {', '.join(map(str, df.columns))}; needs {', '.join(expected)}",
+        )
     extra = [c for c in df.columns if c not in expected]
     # Positional row numbers in messages must match iloc: drop any index the caller had.
     return df.loc[:, [*expected, *extra]].reset_index(drop=True)
@@ -85,16 +88,22 @@ def _as_str(df: pd.DataFrame, col: str, where: str, table: str) -> pd.Series:
         bad = ~s.map(lambda v: isinstance(v, (str, int, np.integer)) and not isinstance(v, bool))
         pos = _first(bad)
         if pos is not None:
-            raise InputError(where, f"{table} table {_describe_row(df, pos)}: {col} value {_show(s.iat[pos])} "
-                                    f"is a {type(s.iat[pos]).__name__}, expected str")
+            raise InputError(
+                where,
+                f"{table} table {_describe_row(df, pos)}: {col} value {_show(s.iat[pos])} "
+                f"is a {type(s.iat[pos]).__name__}, expected str",
+            )
     return s.astype(str)
 
 
 def _check_allowed(df: pd.DataFrame, col: str, allowed: tuple[str, ...], where: str, table: str) -> None:
     pos = _first(~df[col].isin(allowed))
     if pos is not None:
-        raise InputError(where, f"{table} table {_describe_row(df, pos)}: {col} {_show(df[col].iat[pos])} "
-                                f"is not one of {'|'.join(allowed)}")
+        raise InputError(
+            where,
+            f"{table} table {_describe_row(df, pos)}: {col} {_show(df[col].iat[pos])} "
+            f"is not one of {'|'.join(allowed)}",
+        )
 
 
 def _check_one_split_per_image(df: pd.DataFrame, where: str, table: str) -> None:
@@ -103,9 +112,12 @@ def _check_one_split_per_image(df: pd.DataFrame, where: str, table: str) -> None
     if pos is not None:
         image_id = df["image_id"].iat[pos]
         first_pos = _first(df["image_id"] == image_id)
-        raise InputError(where, f"{table} table {_describe_row(df, pos)}: image {image_id!r} is in split "
-                                f"{df['split'].iat[pos]!r} here but in {first_split.iat[pos]!r} at row "
-                                f"{first_pos}; an image belongs to exactly one split")
+        raise InputError(
+            where,
+            f"{table} table {_describe_row(df, pos)}: image {image_id!r} is in split "
+            f"{df['split'].iat[pos]!r} here but in {first_split.iat[pos]!r} at row "
+            f"{first_pos}; an image belongs to exactly one split",
+        )
 
 
 def _as_int64(df: pd.DataFrame, col: str, where: str, table: str) -> pd.Series:
@@ -161,8 +173,11 @@ def validate_captions(df: pd.DataFrame, where: str) -> pd.DataFrame:
     if pos is not None:
         key = out.loc[pos, list(CAPTION_KEY)]
         same = (out.loc[:, list(CAPTION_KEY)] == key).all(axis=1)
-        raise InputError(where, f"{table} table {_describe_row(out, pos)}: duplicate key "
-                                f"({', '.join(CAPTION_KEY)}), first at row {_first(same)}")
+        raise InputError(
+            where,
+            f"{table} table {_describe_row(out, pos)}: duplicate key "
+            f"({', '.join(CAPTION_KEY)}), first at row {_first(same)}",
+        )
     _check_one_split_per_image(out, where, table)
     return out
 
@@ -187,8 +202,9 @@ def validate_images(df: pd.DataFrame, where: str) -> pd.DataFrame:
     pos = _first(out["image_id"].duplicated(keep="first"))
     if pos is not None:
         first_pos = _first(out["image_id"] == out["image_id"].iat[pos])
-        raise InputError(where, f"{table} table {_describe_row(out, pos)}: duplicate image_id, "
-                                f"first at row {first_pos}")
+        raise InputError(
+            where, f"{table} table {_describe_row(out, pos)}: duplicate image_id, first at row {first_pos}"
+        )
     return out
 
 
@@ -205,8 +221,11 @@ def check_captions_match_images(captions: pd.DataFrame, images: pd.DataFrame, wh
         raise InputError(where, f"captions table {_describe_row(captions, pos)}: image not in the images table")
     pos = _first(image_split.to_numpy() != captions["split"].to_numpy())
     if pos is not None:
-        raise InputError(where, f"captions table {_describe_row(captions, pos)}: images table puts this image "
-                                f"in split {image_split.iat[pos]!r}")
+        raise InputError(
+            where,
+            f"captions table {_describe_row(captions, pos)}: images table puts this image "
+            f"in split {image_split.iat[pos]!r}",
+        )
 
 
 def _read_parquet(path: str | Path, table: str) -> pd.DataFrame:

@@ -52,8 +52,10 @@ def version_texts(queries: pd.DataFrame, translations: pd.DataFrame, langs: Sequ
     by_key = {}
     if len(translations):
         sub = translations[translations["lang"].isin(set(queries["lang"]))]
-        by_key = {(i, l, int(c), t): text for i, l, c, t, text in
-                  sub[["image_id", "lang", "cap_idx", "tgt_lang", "text"]].itertuples(index=False)}
+        by_key = {
+            (i, l, int(c), t): text
+            for i, l, c, t, text in sub[["image_id", "lang", "cap_idx", "tgt_lang", "text"]].itertuples(index=False)
+        }
     out = []
     for image_id, lang, cap_idx, text in queries[[*key, "text"]].itertuples(index=False):
         out.append([text if tgt == lang else by_key.get((image_id, lang, int(cap_idx), tgt)) for tgt in langs])
@@ -61,8 +63,15 @@ def version_texts(queries: pd.DataFrame, translations: pd.DataFrame, langs: Sequ
 
 
 @torch.no_grad()
-def clc_scores(model: nn.Module, vocab, queries: pd.DataFrame, translations: pd.DataFrame,
-               features: Tensor, image_index: dict, max_len: int) -> tuple[Tensor, np.ndarray]:
+def clc_scores(
+    model: nn.Module,
+    vocab,
+    queries: pd.DataFrame,
+    translations: pd.DataFrame,
+    features: Tensor,
+    image_index: dict,
+    max_len: int,
+) -> tuple[Tensor, np.ndarray]:
     """Scores ``(Q, L, N)`` of every query version against the images the queries
     describe, and ``(Q,)`` the column of each query's image.
 
@@ -80,20 +89,38 @@ def clc_scores(model: nn.Module, vocab, queries: pd.DataFrame, translations: pd.
         present = [q for q, t in enumerate(texts) if t[j] is not None]
         if not present:
             continue
-        frame = pd.DataFrame({"image_id": queries["image_id"].iloc[present].to_numpy(), "lang": lang,
-                              "text": [texts[q][j] for q in present]})
+        frame = pd.DataFrame(
+            {
+                "image_id": queries["image_id"].iloc[present].to_numpy(),
+                "lang": lang,
+                "text": [texts[q][j] for q in present],
+            }
+        )
         enc = encode_captions(frame, vocab, image_index, max_len)
         scores[present, j] = (embed_sentences(model, enc) @ img.T).cpu()
     missing = int(torch.isnan(scores[:, :, 0]).sum())
     if missing:
-        log.warning("%d of %d query versions have no translation; CLC uses the others", missing,
-                    scores.shape[0] * scores.shape[1])
+        log.warning(
+            "%d of %d query versions have no translation; CLC uses the others",
+            missing,
+            scores.shape[0] * scores.shape[1],
+        )
     return scores, np.array([column[i] for i in queries["image_id"]], dtype=np.int64)
 
 
-def fit_clc_classifier(model: nn.Module, vocab, captions: pd.DataFrame, val_translations: pd.DataFrame,
-                       features: Tensor, image_index: dict, max_len: int, query_langs: Sequence[str],
-                       iterations: int = 30, lr: float = 0.1, seed: int = 0) -> tuple[CLCClassifier, list[float]]:
+def fit_clc_classifier(
+    model: nn.Module,
+    vocab,
+    captions: pd.DataFrame,
+    val_translations: pd.DataFrame,
+    features: Tensor,
+    image_index: dict,
+    max_len: int,
+    query_langs: Sequence[str],
+    iterations: int = 30,
+    lr: float = 0.1,
+    seed: int = 0,
+) -> tuple[CLCClassifier, list[float]]:
     """CLC-C fitted on the validation split: every human validation query of
     ``query_langs`` with its translations, against the validation images, all at
     once (SMALR §3.4). Returns the classifier and its loss per iteration.
@@ -108,9 +135,15 @@ def fit_clc_classifier(model: nn.Module, vocab, captions: pd.DataFrame, val_tran
     torch.manual_seed(seed)
     classifier = CLCClassifier(len(vocab.langs))
     losses = fit_clc(classifier, scores, torch.from_numpy(column), iterations=iterations, lr=lr)
-    log.info("CLC-C fitted on %d validation queries x %d images: loss %.4f → %.4f; first-layer weight per "
-             "language (the ensemble's): %s", scores.shape[0], scores.shape[2], losses[0], losses[-1],
-             dict(zip(vocab.langs, np.round(classifier.language_weights().detach().numpy(), 4).tolist())))
+    log.info(
+        "CLC-C fitted on %d validation queries x %d images: loss %.4f → %.4f; first-layer weight per "
+        "language (the ensemble's): %s",
+        scores.shape[0],
+        scores.shape[2],
+        losses[0],
+        losses[-1],
+        dict(zip(vocab.langs, np.round(classifier.language_weights().detach().numpy(), 4).tolist())),
+    )
     return classifier, losses
 
 
@@ -121,9 +154,19 @@ def clc_retrieval(scores: Tensor, column: np.ndarray, classifier: CLCClassifier 
     return bidirectional_retrieval(combined.numpy(), column)
 
 
-def evaluate_clc(model: nn.Module, vocab, captions: pd.DataFrame, features: np.ndarray, image_ids: Sequence[str],
-                 langs: Sequence[str], max_len: int, test_translations: pd.DataFrame, protocol: str,
-                 val_translations: pd.DataFrame | None = None, seed: int = 0) -> tuple[pd.DataFrame, int]:
+def evaluate_clc(
+    model: nn.Module,
+    vocab,
+    captions: pd.DataFrame,
+    features: np.ndarray,
+    image_ids: Sequence[str],
+    langs: Sequence[str],
+    max_len: int,
+    test_translations: pd.DataFrame,
+    protocol: str,
+    val_translations: pd.DataFrame | None = None,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, int]:
     """The ``clc_a`` / ``clc_c`` protocol on the test split, one row per query
     language of ``langs`` (columns as :func:`polyvse.evaluate.run.evaluate_model`),
     and the number of parameters CLC adds (0, or CLC-C's)."""
@@ -135,8 +178,9 @@ def evaluate_clc(model: nn.Module, vocab, captions: pd.DataFrame, features: np.n
     if protocol == "clc_c":
         if val_translations is None:
             raise ValueError("CLC-C is fitted on the validation split: it needs the validation translations")
-        classifier, _ = fit_clc_classifier(model, vocab, captions, val_translations, feats, index, max_len,
-                                           langs, seed=seed)
+        classifier, _ = fit_clc_classifier(
+            model, vocab, captions, val_translations, feats, index, max_len, langs, seed=seed
+        )
         added = classifier.parameter_count()
     rows = []
     for lang in langs:
@@ -145,7 +189,14 @@ def evaluate_clc(model: nn.Module, vocab, captions: pd.DataFrame, features: np.n
             raise ValueError(f"CLC: no human test captions in {lang!r}")
         scores, column = clc_scores(model, vocab, queries, test_translations, feats, index, max_len)
         res = clc_retrieval(scores, column, classifier)
-        rows.append({"lang": lang, "test_source": "human", "n_images": int(queries["image_id"].nunique()),
-                     "n_sentences": len(queries), **res.as_row()})
+        rows.append(
+            {
+                "lang": lang,
+                "test_source": "human",
+                "n_images": int(queries["image_id"].nunique()),
+                "n_sentences": len(queries),
+                **res.as_row(),
+            }
+        )
         log.info("%s %s: mR %.1f", protocol, lang, res.mean_recall)
     return pd.DataFrame(rows), added

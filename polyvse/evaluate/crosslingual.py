@@ -21,8 +21,9 @@ from polyvse.errors import InputError
 from polyvse.evaluate.retrieval import KS, pessimistic_ranks
 
 
-def cross_lingual_ranks(scores: np.ndarray, image_of_query: np.ndarray, image_of_candidate: np.ndarray,
-                        block: int = 1024) -> np.ndarray:
+def cross_lingual_ranks(
+    scores: np.ndarray, image_of_query: np.ndarray, image_of_candidate: np.ndarray, block: int = 1024
+) -> np.ndarray:
     """Rank of the best-ranked matching candidate for every query.
 
     scores ``(Q, C)``: similarity of query q to candidate c; image_of_query
@@ -33,12 +34,14 @@ def cross_lingual_ranks(scores: np.ndarray, image_of_query: np.ndarray, image_of
     scores = np.asarray(scores, dtype=np.float32)
     img_q, img_c = np.asarray(image_of_query), np.asarray(image_of_candidate)
     if scores.ndim != 2 or scores.shape != (len(img_q), len(img_c)):
-        raise InputError("cross_lingual_ranks", f"scores {scores.shape} disagree with {len(img_q)} queries "
-                                                f"and {len(img_c)} candidates")
+        raise InputError(
+            "cross_lingual_ranks",
+            f"scores {scores.shape} disagree with {len(img_q)} queries and {len(img_c)} candidates",
+        )
     ranks = np.empty(len(img_q), dtype=np.int64)
     for lo in range(0, len(img_q), block):
-        s = scores[lo:lo + block]
-        ranks[lo:lo + block] = pessimistic_ranks(s, img_q[lo:lo + block, None] == img_c[None, :])
+        s = scores[lo : lo + block]
+        ranks[lo : lo + block] = pessimistic_ranks(s, img_q[lo : lo + block, None] == img_c[None, :])
     return ranks
 
 
@@ -59,12 +62,14 @@ def ranks_to_result(ranks: np.ndarray, ks: tuple[int, ...] = KS) -> DirectionRes
     ranks = np.asarray(ranks)
     if ranks.size == 0:
         raise InputError("ranks_to_result", "no queries")
-    return DirectionResult({k: 100.0 * float((ranks <= k).mean()) for k in ks}, float(np.median(ranks)),
-                           int(ranks.size))
+    return DirectionResult(
+        {k: 100.0 * float((ranks <= k).mean()) for k in ks}, float(np.median(ranks)), int(ranks.size)
+    )
 
 
-def sentence_retrieval(emb_k: np.ndarray, image_k: np.ndarray, emb_l: np.ndarray, image_l: np.ndarray,
-                       ks: tuple[int, ...] = KS) -> tuple[DirectionResult, DirectionResult]:
+def sentence_retrieval(
+    emb_k: np.ndarray, image_k: np.ndarray, emb_l: np.ndarray, image_l: np.ndarray, ks: tuple[int, ...] = KS
+) -> tuple[DirectionResult, DirectionResult]:
     """Both directions between two languages' sentence embeddings.
 
     emb_k ``(S_k, D)``, emb_l ``(S_l, D)``: unit-norm embeddings (dot product =

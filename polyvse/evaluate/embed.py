@@ -15,8 +15,12 @@ def embed_images(model: nn.Module, features: Tensor, batch_size: int = 1024) -> 
     """``(N, F) -> (N, J)`` on the model's device, eval mode."""
     device = next(model.parameters()).device
     model.eval()
-    return torch.cat([model.embed_images(features[i:i + batch_size].float().to(device))
-                      for i in range(0, len(features), batch_size)])
+    return torch.cat(
+        [
+            model.embed_images(features[i : i + batch_size].float().to(device))
+            for i in range(0, len(features), batch_size)
+        ]
+    )
 
 
 @torch.no_grad()

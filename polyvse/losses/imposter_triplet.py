@@ -21,8 +21,9 @@ from torch import Tensor, nn
 from polyvse.losses.similarity import check_square, similarity_matrix
 
 
-def random_imposter_indices(batch_size: int, generator: torch.Generator | None = None,
-                            device: torch.device | str | None = None) -> Tensor:
+def random_imposter_indices(
+    batch_size: int, generator: torch.Generator | None = None, device: torch.device | str | None = None
+) -> Tensor:
     """``(B,)`` long: for each i an index drawn uniformly from ``{0..B-1} \\ {i}``.
 
     ``i + U{1, B-1} mod B`` is uniform over the other items and never i.
@@ -42,10 +43,15 @@ def _hinge_both_anchors(sim: Tensor, y_imp: Tensor, x_imp: Tensor, margin: float
     return x_anchor + y_anchor
 
 
-def imposter_triplet_loss(sim: Tensor, margin: float = 1.0, *,
-                          random_imposters: tuple[Tensor, Tensor] | None = None,
-                          generator: torch.Generator | None = None,
-                          use_random: bool = True, use_hardest: bool = True) -> Tensor:
+def imposter_triplet_loss(
+    sim: Tensor,
+    margin: float = 1.0,
+    *,
+    random_imposters: tuple[Tensor, Tensor] | None = None,
+    generator: torch.Generator | None = None,
+    use_random: bool = True,
+    use_hardest: bool = True,
+) -> Tensor:
     """Eq. 2.7 on a similarity matrix ``sim`` ``(B, B)``, ``sim[i, j] = S(X_i, Y_j)``.
 
     random_imposters: optional ``(y_imp, x_imp)``, each ``(B,)`` long, the random
@@ -86,8 +92,9 @@ class ImposterTripletLoss(nn.Module):
     similarity: ``"dot"`` (thesis §3.1.3) or ``"cosine"``; margin M = 1.
     """
 
-    def __init__(self, margin: float = 1.0, similarity: str = "dot",
-                 use_random: bool = True, use_hardest: bool = True) -> None:
+    def __init__(
+        self, margin: float = 1.0, similarity: str = "dot", use_random: bool = True, use_hardest: bool = True
+    ) -> None:
         super().__init__()
         self.margin = margin
         self.similarity = similarity
@@ -96,5 +103,4 @@ class ImposterTripletLoss(nn.Module):
 
     def forward(self, x: Tensor, y: Tensor) -> Tensor:
         sim = similarity_matrix(x, y, self.similarity)
-        return imposter_triplet_loss(sim, self.margin, use_random=self.use_random,
-                                     use_hardest=self.use_hardest)
+        return imposter_triplet_loss(sim, self.margin, use_random=self.use_random, use_hardest=self.use_hardest)

@@ -63,8 +63,9 @@ def info_nce_loss(sim: Tensor, mask: Tensor | None = None) -> Tensor:
     return mms_loss(sim, 0.0, mask)
 
 
-def scheduled_margin(step: int, base: float = 0.001, growth: float = 1.002, every: int = 1000,
-                     max_margin: float | None = None) -> float:
+def scheduled_margin(
+    step: int, base: float = 0.001, growth: float = 1.002, every: int = 1000, max_margin: float | None = None
+) -> float:
     """Ilharco et al. (2019) margin schedule: ``base · growth^{⌊step / every⌋}``, capped at ``max_margin``.
 
     The defaults are those of Ilharco et al. as used by the thesis code
@@ -89,8 +90,9 @@ def adaptive_mean_margin(sim: Tensor, alpha: float = 0.5) -> Tensor:
     return alpha * (diag - mean_neg)
 
 
-def adaptive_mms_loss(sim: Tensor, alpha: float = 0.5, mask: Tensor | None = None,
-                      detach_margin: bool = False) -> Tensor:
+def adaptive_mms_loss(
+    sim: Tensor, alpha: float = 0.5, mask: Tensor | None = None, detach_margin: bool = False
+) -> Tensor:
     """MMS with the adaptive mean margin in each direction (rows, then columns of ``sim``).
 
     The margin is part of the graph by default (as in the thesis code);
@@ -131,8 +133,14 @@ class ScheduledMMSLoss(nn.Module):
     buffer, so it is saved and restored with ``state_dict`` when training resumes.
     """
 
-    def __init__(self, base: float = 0.001, growth: float = 1.002, every: int = 1000,
-                 max_margin: float | None = None, similarity: str = "dot") -> None:
+    def __init__(
+        self,
+        base: float = 0.001,
+        growth: float = 1.002,
+        every: int = 1000,
+        max_margin: float | None = None,
+        similarity: str = "dot",
+    ) -> None:
         super().__init__()
         self.base, self.growth, self.every, self.max_margin = base, growth, every, max_margin
         self.similarity = similarity
@@ -159,5 +167,4 @@ class AdaptiveMMSLoss(nn.Module):
         self.detach_margin = detach_margin
 
     def forward(self, x: Tensor, y: Tensor) -> Tensor:
-        return adaptive_mms_loss(similarity_matrix(x, y, self.similarity), self.alpha,
-                                 detach_margin=self.detach_margin)
+        return adaptive_mms_loss(similarity_matrix(x, y, self.similarity), self.alpha, detach_margin=self.detach_margin)

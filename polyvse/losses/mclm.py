@@ -40,8 +40,7 @@ from torch import Tensor, nn
 from polyvse.models.universal import valid_mask
 
 
-def mask_words(lengths: Tensor, width: int, rate: float = 0.2,
-               generator: torch.Generator | None = None) -> Tensor:
+def mask_words(lengths: Tensor, width: int, rate: float = 0.2, generator: torch.Generator | None = None) -> Tensor:
     """Which words to mask: ``(S,)`` lengths → ``(S, width)`` bool (never a padding step).
 
     A sentence of L words gets ``floor(rate·L)`` masked words plus one more with
@@ -50,8 +49,12 @@ def mask_words(lengths: Tensor, width: int, rate: float = 0.2,
     device = lengths.device
     draw_on = generator.device if generator is not None else device  # a CPU generator may serve a GPU batch
     expected = rate * lengths.to(torch.float)
-    n_masked = expected.floor() + (torch.rand(lengths.shape, device=draw_on, generator=generator).to(device)
-                                   < expected - expected.floor()).float()
+    n_masked = (
+        expected.floor()
+        + (
+            torch.rand(lengths.shape, device=draw_on, generator=generator).to(device) < expected - expected.floor()
+        ).float()
+    )
     valid = valid_mask(lengths, width)
     keys = torch.rand(lengths.shape[0], width, device=draw_on, generator=generator).to(device)
     keys = keys.masked_fill(~valid, 2.0)
@@ -80,11 +83,10 @@ class MCLMHead(nn.Module):
 
     def forward(self, masked_first: Tensor, masked_second: Tensor) -> tuple[Tensor, Tensor]:
         pred = self.fc(torch.cat([masked_first, masked_second], dim=1))
-        return pred[:, :self.dim], pred[:, self.dim:]
+        return pred[:, : self.dim], pred[:, self.dim :]
 
 
-def mclm_loss(full: Tensor, masked: Tensor, head: MCLMHead, first: Tensor, second: Tensor,
-              lang: Tensor) -> Tensor:
+def mclm_loss(full: Tensor, masked: Tensor, head: MCLMHead, first: Tensor, second: Tensor, lang: Tensor) -> Tensor:
     """Eq. (2) summed over language pairs, averaged over the sentence pairs of each.
 
     full, masked: ``(S, D)`` unmasked and masked sentence representations;
@@ -95,10 +97,9 @@ def mclm_loss(full: Tensor, masked: Tensor, head: MCLMHead, first: Tensor, secon
         return (full.sum() + masked.sum()) * 0.0
     normalize = nn.functional.normalize
     pred_first, pred_second = head(masked[first], masked[second])
-    per_pair = (torch.linalg.vector_norm(normalize(masked[first] + pred_first, dim=1)
-                                         - normalize(full[first], dim=1), dim=1)
-                + torch.linalg.vector_norm(normalize(masked[second] + pred_second, dim=1)
-                                           - normalize(full[second], dim=1), dim=1))
+    per_pair = torch.linalg.vector_norm(
+        normalize(masked[first] + pred_first, dim=1) - normalize(full[first], dim=1), dim=1
+    ) + torch.linalg.vector_norm(normalize(masked[second] + pred_second, dim=1) - normalize(full[second], dim=1), dim=1)
     language_pair = lang[first] * (int(lang.max()) + 1) + lang[second]
     _, group = torch.unique(language_pair, return_inverse=True)
     n_groups = int(group.max()) + 1
@@ -125,10 +126,19 @@ class MCLMOutput:
 Encoder = Callable[..., tuple[Tensor, Tensor]]
 
 
-def masked_cross_language(encode: Encoder, universal_head: MCLMHead, final_head: MCLMHead,
-                          tokens: Tensor, lengths: Tensor, langs: Tensor, image_of_sentence: Tensor,
-                          universal: Tensor, final: Tensor, rate: float = 0.2,
-                          generator: torch.Generator | None = None) -> MCLMOutput:
+def masked_cross_language(
+    encode: Encoder,
+    universal_head: MCLMHead,
+    final_head: MCLMHead,
+    tokens: Tensor,
+    lengths: Tensor,
+    langs: Tensor,
+    image_of_sentence: Tensor,
+    universal: Tensor,
+    final: Tensor,
+    rate: float = 0.2,
+    generator: torch.Generator | None = None,
+) -> MCLMOutput:
     """MCLM on both levels of SMALR (Fig. 2).
 
     ``encode(tokens, lengths, langs, mask=...) -> (u, s)`` encodes with masked

@@ -94,8 +94,15 @@ def hinge(positive: Tensor, contrastive: Tensor, margin: float, keep: Tensor | N
     return terms.sum()
 
 
-def _check(images: Tensor | None, sentences: Mapping[str, Tensor], contrastive: str,
-           negatives: ContrastiveSet | None, image_ids: Tensor | None, reduction: str, where: str) -> int:
+def _check(
+    images: Tensor | None,
+    sentences: Mapping[str, Tensor],
+    contrastive: str,
+    negatives: ContrastiveSet | None,
+    image_ids: Tensor | None,
+    reduction: str,
+    where: str,
+) -> int:
     """Validate shapes and modes; return the batch size."""
     if contrastive not in CONTRASTIVE_MODES:
         raise InputError(where, f"contrastive={contrastive!r} is not one of {', '.join(CONTRASTIVE_MODES)}")
@@ -111,19 +118,28 @@ def _check(images: Tensor | None, sentences: Mapping[str, Tensor], contrastive: 
     batch, dim = next(iter(shapes.values()))
     if contrastive == "random":
         if image_ids is not None:
-            raise InputError(where, "image_ids masks in-batch negatives; for random ones, exclude the "
-                                    "same image when sampling (sample_contrastive_indices(group_ids=...))")
+            raise InputError(
+                where,
+                "image_ids masks in-batch negatives; for random ones, exclude the "
+                "same image when sampling (sample_contrastive_indices(group_ids=...))",
+            )
         if negatives is None:
-            raise InputError(where, "contrastive='random' (the paper's) needs the embedded contrastive "
-                                    "examples (negatives=ContrastiveSet); use contrastive='in_batch' "
-                                    "for in-batch negatives")
+            raise InputError(
+                where,
+                "contrastive='random' (the paper's) needs the embedded contrastive "
+                "examples (negatives=ContrastiveSet); use contrastive='in_batch' "
+                "for in-batch negatives",
+            )
         wanted = {"<images>": negatives.images} if images is not None else {}
         missing = [lang for lang in sentences if lang not in negatives.sentences]
         if missing:
             raise InputError(where, f"negatives has no contrastive sentences for {', '.join(missing)}")
         wanted.update({lang: negatives.sentences[lang] for lang in sentences})
-        bad = {k: tuple(v.shape) for k, v in wanted.items()
-               if v.dim() != 3 or v.shape[0] != batch or v.shape[2] != dim or v.shape[1] < 1}
+        bad = {
+            k: tuple(v.shape)
+            for k, v in wanted.items()
+            if v.dim() != 3 or v.shape[0] != batch or v.shape[2] != dim or v.shape[1] < 1
+        }
         if bad:
             raise InputError(where, f"contrastive embeddings must be (B={batch}, R, D={dim}), got {bad}")
     elif image_ids is not None and tuple(image_ids.shape) != (batch,):
@@ -138,8 +154,15 @@ def _contrastive_mask(image_ids: Tensor | None, batch: int, device: torch.device
     return image_ids.view(-1, 1) != image_ids.view(1, -1)
 
 
-def _bidirectional(anchors_a: Tensor, anchors_b: Tensor, margin: float, contrastive: str,
-                   negatives_of_a: Tensor | None, negatives_of_b: Tensor | None, keep: Tensor | None) -> Tensor:
+def _bidirectional(
+    anchors_a: Tensor,
+    anchors_b: Tensor,
+    margin: float,
+    contrastive: str,
+    negatives_of_a: Tensor | None,
+    negatives_of_b: Tensor | None,
+    keep: Tensor | None,
+) -> Tensor:
     """``Σ max(0, α − s(a, b) + s(a, b_r)) + Σ max(0, α − s(b, a) + s(b, a_r))``.
 
     anchors ``(B, D)``. Random mode: ``negatives_of_a`` ``(B, R, D)`` are the
@@ -151,7 +174,7 @@ def _bidirectional(anchors_a: Tensor, anchors_b: Tensor, margin: float, contrast
         a_vs_neg = torch.einsum("bd,brd->br", anchors_a, negatives_of_a)
         b_vs_neg = torch.einsum("bd,brd->br", anchors_b, negatives_of_b)
         return hinge(positive, a_vs_neg, margin) + hinge(positive, b_vs_neg, margin)
-    scores = anchors_a @ anchors_b.T                     # (B, B): s(a_b, b_r)
+    scores = anchors_a @ anchors_b.T  # (B, B): s(a_b, b_r)
     return hinge(positive, scores, margin, keep) + hinge(positive, scores.T, margin, keep)
 
 
@@ -159,9 +182,16 @@ def _reduce(total: Tensor, batch: int, reduction: str) -> Tensor:
     return total / batch if reduction == "mean" else total
 
 
-def image_sentence_loss(images: Tensor, sentences: Mapping[str, Tensor], *, margin: float = MARGIN,
-                        contrastive: str = "random", negatives: ContrastiveSet | None = None,
-                        image_ids: Tensor | None = None, reduction: str = "sum") -> Tensor:
+def image_sentence_loss(
+    images: Tensor,
+    sentences: Mapping[str, Tensor],
+    *,
+    margin: float = MARGIN,
+    contrastive: str = "random",
+    negatives: ContrastiveSet | None = None,
+    image_ids: Tensor | None = None,
+    reduction: str = "sum",
+) -> Tensor:
     """Eq. (1), S_I, summed over every language.
 
     images ``(B, D)`` and sentences lang → ``(B, D)``: unit-norm embeddings, row b
@@ -179,9 +209,15 @@ def image_sentence_loss(images: Tensor, sentences: Mapping[str, Tensor], *, marg
     return _reduce(total, batch, reduction)
 
 
-def sentence_sentence_loss(sentences: Mapping[str, Tensor], *, margin: float = MARGIN,
-                           contrastive: str = "random", negatives: ContrastiveSet | None = None,
-                           image_ids: Tensor | None = None, reduction: str = "sum") -> Tensor:
+def sentence_sentence_loss(
+    sentences: Mapping[str, Tensor],
+    *,
+    margin: float = MARGIN,
+    contrastive: str = "random",
+    negatives: ContrastiveSet | None = None,
+    image_ids: Tensor | None = None,
+    reduction: str = "sum",
+) -> Tensor:
     """Eq. (2), S_S, summed over every unordered pair of languages (zero for K = 1).
 
     sentences lang → ``(B, D)``; the pair {k, l} adds k-anchors against
@@ -199,10 +235,17 @@ def sentence_sentence_loss(sentences: Mapping[str, Tensor], *, margin: float = M
     return _reduce(total, batch, reduction)
 
 
-def multilingual_ranking_loss(images: Tensor, sentences: Mapping[str, Tensor], *, beta: float,
-                              margin: float = MARGIN, contrastive: str = "random",
-                              negatives: ContrastiveSet | None = None, image_ids: Tensor | None = None,
-                              reduction: str = "sum") -> RankingLoss:
+def multilingual_ranking_loss(
+    images: Tensor,
+    sentences: Mapping[str, Tensor],
+    *,
+    beta: float,
+    margin: float = MARGIN,
+    contrastive: str = "random",
+    negatives: ContrastiveSet | None = None,
+    image_ids: Tensor | None = None,
+    reduction: str = "sum",
+) -> RankingLoss:
     """Eq. (3): ``β·S_I + (1 − β)·S_S`` with 0 ≤ β ≤ 1.
 
     images ``(B, D)``, sentences lang → ``(B, D)`` (unit norm, row-aligned);
@@ -212,15 +255,15 @@ def multilingual_ranking_loss(images: Tensor, sentences: Mapping[str, Tensor], *
     """
     if not 0.0 <= beta <= 1.0:
         raise InputError("multilingual_ranking_loss(beta)", f"β must lie in [0, 1], got {beta}")
-    opts = dict(margin=margin, contrastive=contrastive, negatives=negatives, image_ids=image_ids,
-                reduction=reduction)
+    opts = dict(margin=margin, contrastive=contrastive, negatives=negatives, image_ids=image_ids, reduction=reduction)
     s_i = image_sentence_loss(images, sentences, **opts)
     s_s = sentence_sentence_loss(sentences, **opts)
     return RankingLoss(beta * s_i + (1.0 - beta) * s_s, s_i, s_s)
 
 
-def sample_contrastive_indices(n: int, n_contrastive: int, *, generator: torch.Generator,
-                               group_ids: Tensor | None = None) -> Tensor:
+def sample_contrastive_indices(
+    n: int, n_contrastive: int, *, generator: torch.Generator, group_ids: Tensor | None = None
+) -> Tensor:
     """R random contrastive examples for each of n training tuples (one epoch's draw).
 
     Uniform over the other tuples, with replacement across the R draws; tuples

@@ -27,8 +27,9 @@ def top_k_triplet_distances(dist: Tensor, positive: Tensor, margin: float = 0.05
     return top_k_hinge(dist, positive, ~positive, margin, top_k)
 
 
-def multimodal_triplet_scores(scores: Tensor, image_of_query: Tensor, margin: float = 0.05, top_k: int = 10,
-                              sentence_weight: float = 1.5) -> Tensor:
+def multimodal_triplet_scores(
+    scores: Tensor, image_of_query: Tensor, margin: float = 0.05, top_k: int = 10, sentence_weight: float = 1.5
+) -> Tensor:
     """SMALR eq. (3) on a score matrix: ``scores (Q, N)`` query–image similarity,
     ``image_of_query (Q,)`` the column of each query's image.
 

@@ -29,8 +29,7 @@ def cosine_distance(a: Tensor, b: Tensor) -> Tensor:
     return 1.0 - a @ b.T
 
 
-def top_k_hinge(dist: Tensor, positive: Tensor, negative: Tensor, margin: float = 0.05,
-                top_k: int = 10) -> Tensor:
+def top_k_hinge(dist: Tensor, positive: Tensor, negative: Tensor, margin: float = 0.05, top_k: int = 10) -> Tensor:
     """The mining and averaging on a distance matrix.
 
     dist ``(A, C)``; positive, negative ``(A, C)`` bool. Every positive pair is
@@ -51,8 +50,14 @@ def top_k_hinge(dist: Tensor, positive: Tensor, negative: Tensor, margin: float 
     return worst.clamp(min=0.0)[valid].sum() / valid.sum().clamp(min=1)
 
 
-def top_k_triplet(anchors: Tensor, candidates: Tensor, positive: Tensor,
-                  margin: float = 0.05, top_k: int = 10, ignore: Tensor | None = None) -> Tensor:
+def top_k_triplet(
+    anchors: Tensor,
+    candidates: Tensor,
+    positive: Tensor,
+    margin: float = 0.05,
+    top_k: int = 10,
+    ignore: Tensor | None = None,
+) -> Tensor:
     """Mean hinge over the ``top_k`` most violated negatives of every positive pair.
 
     anchors: ``(A, D)``; candidates: ``(C, D)``; positive: ``(A, C)`` bool, True
@@ -61,14 +66,21 @@ def top_k_triplet(anchors: Tensor, candidates: Tensor, positive: Tensor,
     Returns a scalar; zero when the batch has no positive pair or no negative.
     """
     if positive.shape != (anchors.shape[0], candidates.shape[0]):
-        raise ValueError(f"positive mask {tuple(positive.shape)} does not match "
-                         f"({anchors.shape[0]}, {candidates.shape[0]})")
+        raise ValueError(
+            f"positive mask {tuple(positive.shape)} does not match ({anchors.shape[0]}, {candidates.shape[0]})"
+        )
     negative = ~positive if ignore is None else ~(positive | ignore)
     return top_k_hinge(cosine_distance(anchors, candidates), positive, negative, margin, top_k)
 
 
-def multimodal_triplet(images: Tensor, sentences: Tensor, image_of_sentence: Tensor,
-                       margin: float = 0.05, top_k: int = 10, sentence_weight: float = 1.5) -> Tensor:
+def multimodal_triplet(
+    images: Tensor,
+    sentences: Tensor,
+    image_of_sentence: Tensor,
+    margin: float = 0.05,
+    top_k: int = 10,
+    sentence_weight: float = 1.5,
+) -> Tensor:
     """SMALR eq. (3): ``L_triplet(I, Q+, Q-) + λ1 · L_triplet(Q, I+, I-)``.
 
     images: ``(B, D)`` unique images of the batch; sentences: ``(S, D)``;
@@ -81,9 +93,15 @@ def multimodal_triplet(images: Tensor, sentences: Tensor, image_of_sentence: Ten
     return image_anchored + sentence_weight * sentence_anchored
 
 
-def same_language_triplet(images: Tensor, sentences: Tensor, image_of_sentence: Tensor,
-                          lang_of_sentence: Tensor, margin: float = 0.05, top_k: int = 10,
-                          sentence_weight: float = 1.5) -> Tensor:
+def same_language_triplet(
+    images: Tensor,
+    sentences: Tensor,
+    image_of_sentence: Tensor,
+    lang_of_sentence: Tensor,
+    margin: float = 0.05,
+    top_k: int = 10,
+    sentence_weight: float = 1.5,
+) -> Tensor:
     """MULE §"Image-Language Matching", eq. (3): the bidirectional triplet with
     every triplet inside one language.
 
@@ -106,23 +124,25 @@ def same_language_triplet(images: Tensor, sentences: Tensor, image_of_sentence: 
     has a negative.
     """
     if lang_of_sentence.shape != image_of_sentence.shape:
-        raise ValueError(f"lang_of_sentence {tuple(lang_of_sentence.shape)} does not match "
-                         f"image_of_sentence {tuple(image_of_sentence.shape)}")
+        raise ValueError(
+            f"lang_of_sentence {tuple(lang_of_sentence.shape)} does not match "
+            f"image_of_sentence {tuple(image_of_sentence.shape)}"
+        )
     per_language = []
     for lang in torch.unique(lang_of_sentence).tolist():
         rows = (lang_of_sentence == lang).nonzero(as_tuple=True)[0]
         own, local = torch.unique(image_of_sentence[rows], return_inverse=True)
         if own.numel() < 2:
             continue
-        per_language.append(multimodal_triplet(images[own], sentences[rows], local, margin, top_k,
-                                               sentence_weight))
+        per_language.append(multimodal_triplet(images[own], sentences[rows], local, margin, top_k, sentence_weight))
     if not per_language:
         return images.sum() * 0.0 + sentences.sum() * 0.0
     return torch.stack(per_language).mean()
 
 
-def neighbourhood_triplet(sentences: Tensor, image_of_sentence: Tensor,
-                          margin: float = 0.05, top_k: int = 10) -> Tensor:
+def neighbourhood_triplet(
+    sentences: Tensor, image_of_sentence: Tensor, margin: float = 0.05, top_k: int = 10
+) -> Tensor:
     """Neighbourhood constraints (MULE eq. 1, SMALR §3.3): sentences of the same
     image, in any language, are positives; sentences of other images negatives.
 

@@ -104,8 +104,16 @@ class CLCClassifier(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
 
-def fit_clc(classifier: CLCClassifier, scores: Tensor, image_of_query: Tensor, iterations: int = 30,
-            lr: float = 0.1, margin: float = 0.05, top_k: int = 10, sentence_weight: float = 1.5) -> list[float]:
+def fit_clc(
+    classifier: CLCClassifier,
+    scores: Tensor,
+    image_of_query: Tensor,
+    iterations: int = 30,
+    lr: float = 0.1,
+    margin: float = 0.05,
+    top_k: int = 10,
+    sentence_weight: float = 1.5,
+) -> list[float]:
     """Train CLC-C on validation scores ``(Q, L, N)`` with eq. (3), full batch.
 
     image_of_query: ``(Q,)`` the column of each query's image. Adam (the paper

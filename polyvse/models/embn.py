@@ -52,7 +52,10 @@ class ImageBranch(nn.Module):
     def __init__(self, image_dim: int, hidden: int, joint_dim: int, dropout: float):
         super().__init__()
         self.net = nn.Sequential(
-            nn.Linear(image_dim, hidden), nn.BatchNorm1d(hidden), nn.ReLU(), nn.Dropout(dropout),
+            nn.Linear(image_dim, hidden),
+            nn.BatchNorm1d(hidden),
+            nn.ReLU(),
+            nn.Dropout(dropout),
             nn.Linear(hidden, joint_dim),
         )
 

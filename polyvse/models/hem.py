@@ -61,8 +61,10 @@ def frequent_words(vocab: "Vocabulary", counts: Mapping[str, Mapping[str, int]],
     are never among them."""
     out = torch.zeros(len(vocab), dtype=torch.bool)
     for lang in vocab.langs:
-        ranked = sorted(((tok, c) for tok, c in counts.get(lang, {}).items() if (lang, tok) in vocab.stoi),
-                        key=lambda tc: (-tc[1], tc[0]))
+        ranked = sorted(
+            ((tok, c) for tok, c in counts.get(lang, {}).items() if (lang, tok) in vocab.stoi),
+            key=lambda tc: (-tc[1], tc[0]),
+        )
         for tok, _ in ranked[:k]:
             out[vocab.stoi[(lang, tok)]] = True
     return out
@@ -74,29 +76,46 @@ class HEM(UniversalEmbeddingModel):
     family = "hem"
     with_mclm = False
 
-    def __init__(self, config: HEMConfig, latent_of_word: Tensor | None = None,
-                 specific_of_word: Tensor | None = None, latent_vectors: Tensor | None = None,
-                 specific_vectors: Tensor | None = None):
+    def __init__(
+        self,
+        config: HEMConfig,
+        latent_of_word: Tensor | None = None,
+        specific_of_word: Tensor | None = None,
+        latent_vectors: Tensor | None = None,
+        specific_vectors: Tensor | None = None,
+    ):
         """latent_of_word / specific_of_word: ``(vocab_size,)`` long, a word's row
         in the latent / specific table or −1; latent_vectors ``(n_latent,
         universal_dim)``; specific_vectors ``(n_specific, specific_dim)``.
         Absent mappings are left at −1 (every word reads as padding) and absent
         vectors are random: that is the state a checkpoint's ``state_dict``
         overwrites; a fresh model comes from :meth:`from_vocabulary`."""
-        super().__init__(config.universal_dim, config.n_langs, config.image_dim, config.gru_hidden,
-                         config.joint_dim, config.image_hidden, config.dropout, mask_token=self.with_mclm)
+        super().__init__(
+            config.universal_dim,
+            config.n_langs,
+            config.image_dim,
+            config.gru_hidden,
+            config.joint_dim,
+            config.image_hidden,
+            config.dropout,
+            mask_token=self.with_mclm,
+        )
         self.config = config
         v = config.vocab_size
         self.register_buffer("latent_of_word", self._mapping(latent_of_word, v, config.n_latent, "latent_of_word"))
-        self.register_buffer("specific_of_word",
-                             self._mapping(specific_of_word, v, config.n_specific, "specific_of_word"))
-        self.latent_embeddings = nn.Parameter(self._vectors(latent_vectors, config.n_latent, config.universal_dim,
-                                                            "latent_vectors"))
+        self.register_buffer(
+            "specific_of_word", self._mapping(specific_of_word, v, config.n_specific, "specific_of_word")
+        )
+        self.latent_embeddings = nn.Parameter(
+            self._vectors(latent_vectors, config.n_latent, config.universal_dim, "latent_vectors")
+        )
         if config.n_specific:
-            self.specific_embeddings = nn.Parameter(self._vectors(specific_vectors, config.n_specific,
-                                                                  config.specific_dim, "specific_vectors"))
-            self.language_fc = nn.ModuleList(nn.Linear(config.specific_dim, config.universal_dim)
-                                             for _ in range(config.n_langs))
+            self.specific_embeddings = nn.Parameter(
+                self._vectors(specific_vectors, config.n_specific, config.specific_dim, "specific_vectors")
+            )
+            self.language_fc = nn.ModuleList(
+                nn.Linear(config.specific_dim, config.universal_dim) for _ in range(config.n_langs)
+            )
         else:
             self.specific_embeddings = None
             self.language_fc = nn.ModuleList()
@@ -111,22 +130,29 @@ class HEM(UniversalEmbeddingModel):
         mapping = mapping.detach().long().cpu().clone()
         bad_range = mapping.numel() > 0 and (int(mapping.max()) >= rows or int(mapping.min()) < -1)
         if mapping.shape != (vocab_size,) or bad_range:
-            raise ValueError(f"HEM({name}): expected ({vocab_size},) ids in [-1, {rows}); got shape "
-                             f"{tuple(mapping.shape)}")
+            raise ValueError(
+                f"HEM({name}): expected ({vocab_size},) ids in [-1, {rows}); got shape {tuple(mapping.shape)}"
+            )
         return mapping
 
     @staticmethod
     def _vectors(vectors: Tensor | None, rows: int, dim: int, name: str) -> Tensor:
         if vectors is None:
-            return torch.randn(rows, dim) / dim ** 0.5
+            return torch.randn(rows, dim) / dim**0.5
         if tuple(vectors.shape) != (rows, dim):
             raise ValueError(f"HEM({name}): shape {tuple(vectors.shape)}, expected ({rows}, {dim})")
         return vectors.detach().float().clone()
 
     @classmethod
-    def from_vocabulary(cls, vocab: "Vocabulary", image_dim: int, assignment: LatentAssignment,
-                        specific: Tensor | None = None, specific_vectors: Tensor | None = None,
-                        **options) -> "HEM":
+    def from_vocabulary(
+        cls,
+        vocab: "Vocabulary",
+        image_dim: int,
+        assignment: LatentAssignment,
+        specific: Tensor | None = None,
+        specific_vectors: Tensor | None = None,
+        **options,
+    ) -> "HEM":
         """A fresh model from the pretraining output.
 
         specific: ``(V,)`` bool, the words that keep a language-specific
@@ -148,15 +174,23 @@ class HEM(UniversalEmbeddingModel):
         missing = (needs_token & (assignment.word_to_token < 0)).nonzero(as_tuple=True)[0]
         if len(missing):
             lang, tok = vocab.itos[int(missing[0])]
-            raise ValueError(f"{len(missing)} words have neither a latent token nor a specific embedding, "
-                             f"e.g. ({lang}, {tok})")
-        latent_of_word = torch.where(needs_token, assignment.word_to_token, torch.full_like(specific, -1,
-                                                                                           dtype=torch.long))
+            raise ValueError(
+                f"{len(missing)} words have neither a latent token nor a specific embedding, e.g. ({lang}, {tok})"
+            )
+        latent_of_word = torch.where(
+            needs_token, assignment.word_to_token, torch.full_like(specific, -1, dtype=torch.long)
+        )
         rows = specific.nonzero(as_tuple=True)[0]
         specific_of_word = torch.full((v,), -1, dtype=torch.long)
         specific_of_word[rows] = torch.arange(len(rows))
-        config = HEMConfig(vocab_size=v, image_dim=image_dim, n_langs=len(vocab.langs),
-                           n_latent=assignment.n_tokens, n_specific=len(rows), **options)
+        config = HEMConfig(
+            vocab_size=v,
+            image_dim=image_dim,
+            n_langs=len(vocab.langs),
+            n_latent=assignment.n_tokens,
+            n_specific=len(rows),
+            **options,
+        )
         vectors = None
         if specific_vectors is not None and len(rows):
             if specific_vectors.shape[0] != v:
@@ -191,9 +225,14 @@ class LanguageAgnostic(HEM):
 
     family = "la"
 
-    def __init__(self, config: HEMConfig, latent_of_word: Tensor | None = None,
-                 specific_of_word: Tensor | None = None, latent_vectors: Tensor | None = None,
-                 specific_vectors: Tensor | None = None):
+    def __init__(
+        self,
+        config: HEMConfig,
+        latent_of_word: Tensor | None = None,
+        specific_of_word: Tensor | None = None,
+        latent_vectors: Tensor | None = None,
+        specific_vectors: Tensor | None = None,
+    ):
         if config.n_specific:
             raise ValueError(f"LanguageAgnostic: n_specific must be 0, got {config.n_specific}")
         super().__init__(config, latent_of_word, specific_of_word, latent_vectors, specific_vectors)

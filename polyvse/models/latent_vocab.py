@@ -99,16 +99,16 @@ class LatentAssignment:
         return int(self.embeddings.shape[0])
 
     def as_dict(self) -> dict:
-        return {"word_to_token": self.word_to_token, "embeddings": self.embeddings,
-                "source_tokens": self.source_tokens}
+        return {"word_to_token": self.word_to_token, "embeddings": self.embeddings, "source_tokens": self.source_tokens}
 
     @classmethod
     def from_dict(cls, saved: dict) -> "LatentAssignment":
         return cls(saved["word_to_token"].long(), saved["embeddings"].float(), saved["source_tokens"].long())
 
 
-def explore_choice(scores: Tensor, p: float, m: int, rows: Tensor | None = None,
-                   generator: torch.Generator | None = None) -> Tensor:
+def explore_choice(
+    scores: Tensor, p: float, m: int, rows: Tensor | None = None, generator: torch.Generator | None = None
+) -> Tensor:
     """Hard assignment with exploration (SMALR §3.1).
 
     scores ``(W, N)``; rows ``(R,)`` the score row of each choice (default: one
@@ -142,12 +142,14 @@ class LatentVocabulary(nn.Module):
         if word_vectors is None:
             word_vectors = torch.randn(config.vocab_size, config.word_dim)
         if tuple(word_vectors.shape) != (config.vocab_size, config.word_dim):
-            raise ValueError(f"LatentVocabulary(word_vectors): shape {tuple(word_vectors.shape)}, expected "
-                             f"({config.vocab_size}, {config.word_dim})")
+            raise ValueError(
+                f"LatentVocabulary(word_vectors): shape {tuple(word_vectors.shape)}, expected "
+                f"({config.vocab_size}, {config.word_dim})"
+            )
         self.register_buffer("word_vectors", word_vectors.detach().float().clone())
         self.query = nn.Linear(config.word_dim, config.scorer_dim)
-        self.keys = nn.Parameter(torch.randn(config.n_tokens, config.scorer_dim) / config.scorer_dim ** 0.5)
-        self.embeddings = nn.Parameter(torch.randn(config.n_tokens, config.dim) / config.dim ** 0.5)
+        self.keys = nn.Parameter(torch.randn(config.n_tokens, config.scorer_dim) / config.scorer_dim**0.5)
+        self.embeddings = nn.Parameter(torch.randn(config.n_tokens, config.dim) / config.dim**0.5)
         self.generator: torch.Generator | None = None  # exploration draws; None → torch's global RNG
 
     def scores(self, word_ids: Tensor) -> Tensor:
@@ -191,8 +193,9 @@ class LatentVocabulary(nn.Module):
         m = min(self.config.explore_m, self.config.n_tokens)
         query = self.query(self.word_vectors[words])  # (W, scorer_dim)
         with torch.no_grad():  # the ranking needs no temperature (> 0): one matmul a chunk, then top M
-            top = torch.cat([(query[i:i + chunk] @ self.keys.T).topk(m, dim=1).indices
-                             for i in range(0, len(words), chunk)])  # (W, M), best first
+            top = torch.cat(
+                [(query[i : i + chunk] @ self.keys.T).topk(m, dim=1).indices for i in range(0, len(words), chunk)]
+            )  # (W, M), best first
         top_scores = torch.bmm(self.keys[top], query.unsqueeze(-1)).squeeze(-1) / self.config.temperature  # (W, M)
         column = explore_choice(top_scores.detach(), p, m, occurrence, self.generator)
         chosen = top[occurrence, column]
@@ -203,7 +206,7 @@ class LatentVocabulary(nn.Module):
     @torch.no_grad()
     def assign(self, word_ids: Tensor, chunk: int = 4096) -> Tensor:
         """The final (argmax) token of each word: ``(W,) -> (W,)``."""
-        out = [self.scores(word_ids[i:i + chunk]).argmax(dim=1) for i in range(0, len(word_ids), chunk)]
+        out = [self.scores(word_ids[i : i + chunk]).argmax(dim=1) for i in range(0, len(word_ids), chunk)]
         return torch.cat(out) if out else word_ids.new_zeros(0)
 
     @torch.no_grad()

@@ -52,8 +52,9 @@ class LIWE(nn.Module):
         """tokens ``(S, T)`` character ids, lengths ``(S,)`` → ``(S, J)``, unit
         norm; ``langs`` is unused (one encoder for every language)."""
         lengths = check_lengths(lengths, tokens.shape[1], "LIWE(lengths)")
-        packed = nn.utils.rnn.pack_padded_sequence(self.char_embeddings(tokens), lengths, batch_first=True,
-                                                   enforce_sorted=False)
+        packed = nn.utils.rnn.pack_padded_sequence(
+            self.char_embeddings(tokens), lengths, batch_first=True, enforce_sorted=False
+        )
         _, h_n = self.gru(packed)  # (2, S, H): forward and backward final states, input order
         both = h_n.permute(1, 0, 2).reshape(tokens.shape[0], -1)
         return l2_normalize(self.fc(self.dropout(both)))

@@ -49,8 +49,9 @@ def check_lengths(lengths: Tensor, max_len: int, where: str) -> Tensor:
     """Lengths as a CPU int64 tensor with 1 ≤ length ≤ T, or an InputError."""
     lengths = lengths.detach().to("cpu", torch.int64).reshape(-1)
     if lengths.numel() and (int(lengths.min()) < 1 or int(lengths.max()) > max_len):
-        raise InputError(where, f"sentence lengths must lie in [1, {max_len}], "
-                                f"got {int(lengths.min())}..{int(lengths.max())}")
+        raise InputError(
+            where, f"sentence lengths must lie in [1, {max_len}], got {int(lengths.min())}..{int(lengths.max())}"
+        )
     return lengths
 
 
@@ -188,15 +189,17 @@ class MLMME(nn.Module):
             raise InputError("MLMMEConfig(vocab_sizes)", "at least one language is needed")
         self.config = config
         self.languages: list[str] = list(config.vocab_sizes)
-        self.encoders = nn.ModuleDict({
-            lang: SentenceEncoder(size, config.word_dim, config.gru_hidden, config.joint_dim, config.dropout)
-            for lang, size in config.vocab_sizes.items()})
+        self.encoders = nn.ModuleDict(
+            {
+                lang: SentenceEncoder(size, config.word_dim, config.gru_hidden, config.joint_dim, config.dropout)
+                for lang, size in config.vocab_sizes.items()
+            }
+        )
         self.image = ImageEncoder(config.image_dim, config.joint_dim, config.dropout)
         init_paper_weights(self, config.init_std)
 
     @classmethod
-    def from_vocabulary(cls, vocab: Vocabulary, image_dim: int, langs: Sequence[str] | None = None,
-                        **sizes) -> MLMME:
+    def from_vocabulary(cls, vocab: Vocabulary, image_dim: int, langs: Sequence[str] | None = None, **sizes) -> MLMME:
         """An MLMME over the languages of a joint :class:`~polyvse.text.vocab.Vocabulary`
         (or the subset ``langs``, e.g. one language for VSE), reading its ids."""
         langs = list(vocab.langs if langs is None else langs)
@@ -209,8 +212,10 @@ class MLMME(nn.Module):
         local = torch.where(tokens == PAD, tokens, tokens - offset)
         size = self.config.vocab_sizes[lang]
         if local.numel() and (int(local.min()) < 0 or int(local.max()) >= size):
-            raise InputError(f"MLMME.encode({lang})", f"token ids outside {lang}'s vocabulary "
-                                                      f"({offset + 1}..{offset + size - 1} or padding {PAD})")
+            raise InputError(
+                f"MLMME.encode({lang})",
+                f"token ids outside {lang}'s vocabulary ({offset + 1}..{offset + size - 1} or padding {PAD})",
+            )
         return local
 
     def encode(self, lang: str, tokens: Tensor, lengths: Tensor) -> Tensor:
@@ -245,8 +250,9 @@ class MLMME(nn.Module):
             return tokens.new_zeros((0, self.config.joint_dim), dtype=torch.get_default_dtype())
         return out
 
-    def forward(self, features: Tensor,
-                sentences: Mapping[str, tuple[Tensor, Tensor]]) -> tuple[Tensor, dict[str, Tensor]]:
+    def forward(
+        self, features: Tensor, sentences: Mapping[str, tuple[Tensor, Tensor]]
+    ) -> tuple[Tensor, dict[str, Tensor]]:
         """One tuple per row: images ``(B, image_dim)`` and lang → (tokens ``(B, T)``,
         lengths ``(B,)``) → images ``(B, J)`` and lang → ``(B, J)``, the inputs of
         :func:`polyvse.losses.multilingual_ranking.multilingual_ranking_loss`."""

@@ -45,8 +45,9 @@ def init_word_embeddings(table: nn.Embedding, word_vectors: Tensor | None, where
     the padding row is kept at zero."""
     if word_vectors is not None:
         if tuple(word_vectors.shape) != tuple(table.weight.shape):
-            raise ValueError(f"{where}: word_vectors has shape {tuple(word_vectors.shape)}, "
-                             f"expected {tuple(table.weight.shape)}")
+            raise ValueError(
+                f"{where}: word_vectors has shape {tuple(word_vectors.shape)}, expected {tuple(table.weight.shape)}"
+            )
         with torch.no_grad():
             table.weight.copy_(word_vectors.to(table.weight.dtype))
     if table.padding_idx is not None:
@@ -65,20 +66,30 @@ class MULE(UniversalEmbeddingModel):
     family = "mule"
 
     def __init__(self, config: MULEConfig, word_vectors: Tensor | None = None):
-        super().__init__(config.universal_dim, config.n_langs, config.image_dim, config.gru_hidden,
-                         config.joint_dim, config.image_hidden, config.dropout)
+        super().__init__(
+            config.universal_dim,
+            config.n_langs,
+            config.image_dim,
+            config.gru_hidden,
+            config.joint_dim,
+            config.image_hidden,
+            config.dropout,
+        )
         self.config = config
         self.word_embeddings = nn.Embedding(config.vocab_size, config.word_dim, padding_idx=0)
         init_word_embeddings(self.word_embeddings, word_vectors, "MULE(word_vectors)")
-        self.language_fc = nn.ModuleList(nn.Linear(config.word_dim, config.universal_dim)
-                                         for _ in range(config.n_langs))
+        self.language_fc = nn.ModuleList(
+            nn.Linear(config.word_dim, config.universal_dim) for _ in range(config.n_langs)
+        )
 
     @classmethod
-    def from_vocabulary(cls, vocab: "Vocabulary", image_dim: int, word_vectors: Tensor | None = None,
-                        **options) -> "MULE":
+    def from_vocabulary(
+        cls, vocab: "Vocabulary", image_dim: int, word_vectors: Tensor | None = None, **options
+    ) -> "MULE":
         """A fresh model for ``vocab`` (one language FC per ``vocab.langs``)."""
-        return cls(MULEConfig(vocab_size=len(vocab), image_dim=image_dim, n_langs=len(vocab.langs), **options),
-                   word_vectors)
+        return cls(
+            MULEConfig(vocab_size=len(vocab), image_dim=image_dim, n_langs=len(vocab.langs), **options), word_vectors
+        )
 
     def word_features(self, tokens: Tensor, langs: Tensor) -> Tensor:
         """``(S, T)``, ``(S,)`` → ``(S, T, universal_dim)``: each sentence's words

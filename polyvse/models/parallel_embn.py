@@ -57,8 +57,10 @@ class ParallelEmbN(nn.Module):
         vocabulary; each branch takes its language's rows."""
         super().__init__()
         if not config.language_sizes or sum(config.language_sizes) + 1 != config.vocab_size:
-            raise ValueError(f"ParallelEmbNConfig: language_sizes {config.language_sizes} must sum to "
-                             f"vocab_size - 1 = {config.vocab_size - 1}")
+            raise ValueError(
+                f"ParallelEmbNConfig: language_sizes {config.language_sizes} must sum to "
+                f"vocab_size - 1 = {config.vocab_size - 1}"
+            )
         self.config = config
         starts = torch.tensor([1] + config.language_sizes[:-1]).cumsum(0)
         self.register_buffer("offsets", starts, persistent=False)
@@ -68,26 +70,35 @@ class ParallelEmbN(nn.Module):
             rows = None
             if word_vectors is not None:
                 if tuple(word_vectors.shape) != (config.vocab_size, config.word_dim):
-                    raise ValueError(f"ParallelEmbN(word_vectors): shape {tuple(word_vectors.shape)}, expected "
-                                     f"({config.vocab_size}, {config.word_dim})")
+                    raise ValueError(
+                        f"ParallelEmbN(word_vectors): shape {tuple(word_vectors.shape)}, expected "
+                        f"({config.vocab_size}, {config.word_dim})"
+                    )
                 start = int(starts[lang])
-                rows = torch.cat([word_vectors.new_zeros(1, config.word_dim), word_vectors[start:start + size]])
+                rows = torch.cat([word_vectors.new_zeros(1, config.word_dim), word_vectors[start : start + size]])
             init_word_embeddings(table, rows, "ParallelEmbN(word_vectors)")
             self.word_embeddings.append(table)
-        self.text = nn.ModuleList(GRUSentenceEncoder(config.word_dim, config.gru_hidden, config.joint_dim,
-                                                     config.dropout) for _ in config.language_sizes)
+        self.text = nn.ModuleList(
+            GRUSentenceEncoder(config.word_dim, config.gru_hidden, config.joint_dim, config.dropout)
+            for _ in config.language_sizes
+        )
         self.image = ImageBranch(config.image_dim, config.image_hidden, config.joint_dim, config.dropout)
 
     @classmethod
-    def from_vocabulary(cls, vocab: "Vocabulary", image_dim: int, word_vectors: Tensor | None = None,
-                        **options) -> "ParallelEmbN":
+    def from_vocabulary(
+        cls, vocab: "Vocabulary", image_dim: int, word_vectors: Tensor | None = None, **options
+    ) -> "ParallelEmbN":
         sizes = vocab.language_sizes()
         offsets = language_offsets(vocab)
         expected = [1 + sum(sizes[l] for l in vocab.langs[:i]) for i in range(len(vocab.langs))]
         if offsets != expected:
             raise ValueError("vocabulary languages are not laid out in the order of vocab.langs")
-        return cls(ParallelEmbNConfig(vocab_size=len(vocab), image_dim=image_dim,
-                                      language_sizes=[sizes[l] for l in vocab.langs], **options), word_vectors)
+        return cls(
+            ParallelEmbNConfig(
+                vocab_size=len(vocab), image_dim=image_dim, language_sizes=[sizes[l] for l in vocab.langs], **options
+            ),
+            word_vectors,
+        )
 
     def embed_images(self, features: Tensor) -> Tensor:
         return self.image(features)

@@ -15,8 +15,11 @@ from polyvse.text.chars import CharVocabulary
 from polyvse.text.reduction import DictionaryMappedVocabulary
 from polyvse.text.vocab import Vocabulary
 
-VOCABULARIES = {"words": Vocabulary, CharVocabulary.kind: CharVocabulary,
-                DictionaryMappedVocabulary.kind: DictionaryMappedVocabulary}
+VOCABULARIES = {
+    "words": Vocabulary,
+    CharVocabulary.kind: CharVocabulary,
+    DictionaryMappedVocabulary.kind: DictionaryMappedVocabulary,
+}
 """Vocabulary classes by the ``kind`` their ``state_dict`` names (a plain word vocabulary names none)."""
 
 FAMILIES = {

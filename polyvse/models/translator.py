@@ -58,11 +58,13 @@ IMAGE_BRANCHES: tuple[str, ...] = ("source", "random")
 
 
 def _as_vectors(vectors: ArrayLike | Tensor, where: str) -> Tensor:
-    t = torch.as_tensor(np.asarray(vectors) if not isinstance(vectors, Tensor) else vectors,
-                        dtype=torch.get_default_dtype())
+    t = torch.as_tensor(
+        np.asarray(vectors) if not isinstance(vectors, Tensor) else vectors, dtype=torch.get_default_dtype()
+    )
     if t.dim() != 2 or t.shape[0] < 2 or t.shape[1] < 1:
-        raise InputError(where, f"expected a (V, d) word-vector matrix with row {PAD} for padding, "
-                                f"got shape {tuple(t.shape)}")
+        raise InputError(
+            where, f"expected a (V, d) word-vector matrix with row {PAD} for padding, got shape {tuple(t.shape)}"
+        )
     if not torch.isfinite(t).all():
         raise InputError(where, "word vectors contain NaN or infinite values")
     return t
@@ -76,20 +78,28 @@ class TranslatorTextEncoder(nn.Module):
     weight is the poster's M ``(d_s, d_t)``.
     """
 
-    def __init__(self, word_vectors: Tensor, encoder: RecurrentEncoder, translator: nn.Linear | None = None,
-                 freeze_embeddings: bool = True):
+    def __init__(
+        self,
+        word_vectors: Tensor,
+        encoder: RecurrentEncoder,
+        translator: nn.Linear | None = None,
+        freeze_embeddings: bool = True,
+    ):
         super().__init__()
         self.embed = nn.Embedding.from_pretrained(word_vectors.clone(), freeze=freeze_embeddings, padding_idx=PAD)
         self.translator = translator
         self.encoder = encoder
         expected = translator.out_features if translator is not None else word_vectors.shape[1]
         if translator is not None and translator.in_features != word_vectors.shape[1]:
-            raise InputError("TranslatorTextEncoder(translator)",
-                             f"M takes {translator.in_features}-D vectors, the word vectors are "
-                             f"{word_vectors.shape[1]}-D")
+            raise InputError(
+                "TranslatorTextEncoder(translator)",
+                f"M takes {translator.in_features}-D vectors, the word vectors are {word_vectors.shape[1]}-D",
+            )
         if encoder.gru.input_size != expected:
-            raise InputError("TranslatorTextEncoder(encoder)",
-                             f"the encoder reads {encoder.gru.input_size}-D inputs, it would get {expected}-D")
+            raise InputError(
+                "TranslatorTextEncoder(encoder)",
+                f"the encoder reads {encoder.gru.input_size}-D inputs, it would get {expected}-D",
+            )
 
     def forward(self, tokens: Tensor, lengths: Tensor) -> Tensor:
         x = self.embed(tokens)
@@ -132,9 +142,16 @@ class TranslatorVSE(nn.Module):
         return train, test
 
 
-def build_source_model(word_vectors: ArrayLike | Tensor, image_dim: int, *, gru_hidden: int = 1024,
-                       joint_dim: int = 1024, dropout: float = 0.0, init_std: float = 0.01,
-                       freeze_embeddings: bool = True) -> TranslatorVSE:
+def build_source_model(
+    word_vectors: ArrayLike | Tensor,
+    image_dim: int,
+    *,
+    gru_hidden: int = 1024,
+    joint_dim: int = 1024,
+    dropout: float = 0.0,
+    init_std: float = 0.01,
+    freeze_embeddings: bool = True,
+) -> TranslatorVSE:
     """The source-language VSE model (de in the poster) that T1/T2 start from.
 
     word_vectors ``(V_s, d_s)``: pretrained subword embeddings (row 0 padding).
@@ -148,8 +165,9 @@ def build_source_model(word_vectors: ArrayLike | Tensor, image_dim: int, *, gru_
     return TranslatorVSE(TranslatorTextEncoder(vectors, encoder, None, freeze_embeddings), image, "source")
 
 
-def random_image_branch(image_dim: int, joint_dim: int, dropout: float, init_std: float = 0.01,
-                        seed: int = 0) -> ImageEncoder:
+def random_image_branch(
+    image_dim: int, joint_dim: int, dropout: float, init_std: float = 0.01, seed: int = 0
+) -> ImageEncoder:
     """A freshly initialised image branch g ``(B, image_dim) → (B, joint_dim)`` (Calixto et
     al. §4 weights, :func:`init_paper_weights`), drawn from its own generator seeded with
     ``seed``: the same weights whatever was drawn before, and the global RNG is left as it was."""
@@ -167,13 +185,23 @@ def _random_translator(d_t: int, d_s: int, kind: str) -> nn.Linear:
     return layer
 
 
-def build_translator_model(protocol: str, target_vectors: ArrayLike | Tensor, *,
-                           source_model: TranslatorVSE | None = None, translator_init: ArrayLike | None = None,
-                           image_dim: int | None = None, gru_hidden: int | None = None,
-                           joint_dim: int | None = None, dropout: float | None = None, init_std: float = 0.01,
-                           image_branch: str = "source", image_seed: int = 0,
-                           random_translator: str = "orthogonal", freeze_embeddings: bool = True,
-                           freeze_translator: bool = False) -> TranslatorVSE:
+def build_translator_model(
+    protocol: str,
+    target_vectors: ArrayLike | Tensor,
+    *,
+    source_model: TranslatorVSE | None = None,
+    translator_init: ArrayLike | None = None,
+    image_dim: int | None = None,
+    gru_hidden: int | None = None,
+    joint_dim: int | None = None,
+    dropout: float | None = None,
+    init_std: float = 0.01,
+    image_branch: str = "source",
+    image_seed: int = 0,
+    random_translator: str = "orthogonal",
+    freeze_embeddings: bool = True,
+    freeze_translator: bool = False,
+) -> TranslatorVSE:
     """The target-language model of protocol ``FS``, ``T1`` or ``T2`` (poster §3).
 
     target_vectors ``(V_t, d_t)``: pretrained target subword embeddings (row 0
@@ -205,20 +233,26 @@ def build_translator_model(protocol: str, target_vectors: ArrayLike | Tensor, *,
     if image_branch not in IMAGE_BRANCHES:
         raise InputError(f"{where}(image_branch)", f"{image_branch!r} is not one of {', '.join(IMAGE_BRANCHES)}")
     if image_branch == "source" and source_model is None:
-        raise InputError(f"{where}(image_branch)", "image_branch 'source' copies the source model's image branch: "
-                                                   "pass source_model (or image_branch='random')")
+        raise InputError(
+            f"{where}(image_branch)",
+            "image_branch 'source' copies the source model's image branch: "
+            "pass source_model (or image_branch='random')",
+        )
 
     src_text = source_model.text.encoder if source_model is not None else None
     if protocol != "FS":  # the copied encoder fixes these sizes
         src_joint = src_text.project.out_features if src_text.project is not None else src_text.gru.hidden_size
-        for name, given, has in (("gru_hidden", gru_hidden, src_text.gru.hidden_size),
-                                 ("joint_dim", joint_dim, src_joint)):
+        for name, given, has in (
+            ("gru_hidden", gru_hidden, src_text.gru.hidden_size),
+            ("joint_dim", joint_dim, src_joint),
+        ):
             if given is not None and given != has:
                 raise InputError(f"{where}({name})", f"{given} differs from the source model's {has}")
     if src_text is not None:
         gru_hidden = gru_hidden or src_text.gru.hidden_size
-        joint_dim = joint_dim or (src_text.project.out_features if src_text.project is not None
-                                  else src_text.gru.hidden_size)
+        joint_dim = joint_dim or (
+            src_text.project.out_features if src_text.project is not None else src_text.gru.hidden_size
+        )
         dropout = src_text.dropout.p if dropout is None else dropout
         image_dim = image_dim or source_model.image.project.in_features
     if image_dim is None:
@@ -239,8 +273,10 @@ def build_translator_model(protocol: str, target_vectors: ArrayLike | Tensor, *,
         else:
             m = torch.as_tensor(np.asarray(translator_init), dtype=torch.get_default_dtype())
             if tuple(m.shape) != (d_s, d_t):
-                raise InputError(f"{where}(translator_init)",
-                                 f"M must be (d_source, d_target) = ({d_s}, {d_t}), got {tuple(m.shape)}")
+                raise InputError(
+                    f"{where}(translator_init)",
+                    f"M must be (d_source, d_target) = ({d_s}, {d_t}), got {tuple(m.shape)}",
+                )
             translator = nn.Linear(d_t, d_s, bias=False)
             with torch.no_grad():
                 translator.weight.copy_(m)
@@ -250,8 +286,11 @@ def build_translator_model(protocol: str, target_vectors: ArrayLike | Tensor, *,
         image = copy.deepcopy(source_model.image)
         image.dropout.p = dropout
         if image.project.in_features != image_dim or image.project.out_features != joint_dim:
-            raise InputError(where, f"the source model's image branch maps {image.project.in_features} → "
-                                    f"{image.project.out_features}, the model needs {image_dim} → {joint_dim}")
+            raise InputError(
+                where,
+                f"the source model's image branch maps {image.project.in_features} → "
+                f"{image.project.out_features}, the model needs {image_dim} → {joint_dim}",
+            )
     else:
         image = random_image_branch(image_dim, joint_dim, dropout, init_std, image_seed)
     return TranslatorVSE(TranslatorTextEncoder(vectors, encoder, translator, freeze_embeddings), image, protocol)

@@ -51,8 +51,7 @@ def check_langs(langs: Tensor | None, n_sentences: int, n_langs: int, where: str
     if langs.shape != (n_sentences,):
         raise ValueError(f"{where}: langs has shape {tuple(langs.shape)}, expected ({n_sentences},)")
     if n_sentences and (int(langs.min()) < 0 or int(langs.max()) >= n_langs):
-        raise ValueError(f"{where}: language index out of range [0, {n_langs}): "
-                         f"{int(langs.min())}..{int(langs.max())}")
+        raise ValueError(f"{where}: language index out of range [0, {n_langs}): {int(langs.min())}..{int(langs.max())}")
     return langs
 
 
@@ -66,8 +65,17 @@ class UniversalEmbeddingModel(nn.Module):
 
     family = "universal"
 
-    def __init__(self, universal_dim: int, n_langs: int, image_dim: int, gru_hidden: int, joint_dim: int,
-                 image_hidden: int, dropout: float, mask_token: bool = False):
+    def __init__(
+        self,
+        universal_dim: int,
+        n_langs: int,
+        image_dim: int,
+        gru_hidden: int,
+        joint_dim: int,
+        image_hidden: int,
+        dropout: float,
+        mask_token: bool = False,
+    ):
         super().__init__()
         self.universal_dim = universal_dim
         self.n_langs = n_langs
@@ -90,8 +98,9 @@ class UniversalEmbeddingModel(nn.Module):
         raise NotImplementedError
 
     # -- shared ---------------------------------------------------------------
-    def universal_words(self, tokens: Tensor, lengths: Tensor, langs: Tensor | None,
-                        mask: Tensor | None = None) -> Tensor:
+    def universal_words(
+        self, tokens: Tensor, lengths: Tensor, langs: Tensor | None, mask: Tensor | None = None
+    ) -> Tensor:
         """Word features ``(S, T, U)`` with masked positions (``mask (S, T)`` bool)
         replaced by the MASK feature."""
         langs = check_langs(langs, tokens.shape[0], self.n_langs, f"{type(self).__name__}(langs)")
@@ -102,15 +111,17 @@ class UniversalEmbeddingModel(nn.Module):
             words = torch.where(mask.unsqueeze(-1), self.mask_embedding.to(words.dtype), words)
         return words
 
-    def encode(self, tokens: Tensor, lengths: Tensor, langs: Tensor | None,
-               mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def encode(
+        self, tokens: Tensor, lengths: Tensor, langs: Tensor | None, mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
         """(u, s): u ``(S, U)`` mean word feature in the universal space (not
         normalised), s ``(S, J)`` the unit-norm multimodal sentence embedding."""
         words = self.universal_words(tokens, lengths, langs, mask)
         return masked_mean(words, lengths), self.text(words, lengths)
 
-    def encode_universal(self, tokens: Tensor, lengths: Tensor, langs: Tensor | None,
-                         mask: Tensor | None = None) -> Tensor:
+    def encode_universal(
+        self, tokens: Tensor, lengths: Tensor, langs: Tensor | None, mask: Tensor | None = None
+    ) -> Tensor:
         """u alone ``(S, U)``, without running the GRU (LP pretraining)."""
         return masked_mean(self.universal_words(tokens, lengths, langs, mask), lengths)
 

@@ -35,8 +35,10 @@ def read_benchmark(path: Path) -> dict[str, float]:
     if missing or table.empty:
         raise InputError(str(path), f"not a Snakemake benchmark file (lacks {missing or 'rows'})")
     last = table.iloc[-1]
-    return {name: float(pd.to_numeric(last[col], errors="coerce") if last[col] != "-" else 0.0)
-            for col, name in _SNAKEMAKE.items()}
+    return {
+        name: float(pd.to_numeric(last[col], errors="coerce") if last[col] != "-" else 0.0)
+        for col, name in _SNAKEMAKE.items()
+    }
 
 
 def gather_benchmarks(root: Path) -> pd.DataFrame:
@@ -47,8 +49,7 @@ def gather_benchmarks(root: Path) -> pd.DataFrame:
         rel = path.relative_to(root)
         if len(rel.parts) < 2:
             raise InputError(str(path), "a benchmark file must lie in a folder named after its rule")
-        rows.append({"rule": rel.parts[0], "job": str(Path(*rel.parts[1:]).with_suffix("")),
-                     **read_benchmark(path)})
+        rows.append({"rule": rel.parts[0], "job": str(Path(*rel.parts[1:]).with_suffix("")), **read_benchmark(path)})
     return pd.DataFrame(rows, columns=JOB_COLUMNS)
 
 
@@ -58,10 +59,18 @@ def benchmark_summary(jobs: pd.DataFrame) -> pd.DataFrame:
     if jobs.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     g = jobs.groupby("rule")
-    out = pd.DataFrame({"jobs": g.size(), "seconds": g["seconds"].sum(), "median_seconds": g["seconds"].median(),
-                        "max_seconds": g["seconds"].max(), "max_rss_mb": g["max_rss_mb"].max(),
-                        "cpu_seconds": g["cpu_seconds"].sum()}).reset_index()
+    out = pd.DataFrame(
+        {
+            "jobs": g.size(),
+            "seconds": g["seconds"].sum(),
+            "median_seconds": g["seconds"].median(),
+            "max_seconds": g["seconds"].max(),
+            "max_rss_mb": g["max_rss_mb"].max(),
+            "cpu_seconds": g["cpu_seconds"].sum(),
+        }
+    ).reset_index()
     out["share"] = 100.0 * out["seconds"] / max(float(out["seconds"].sum()), 1e-9)
     out = out.sort_values(["seconds", "rule"], ascending=[False, True]).reset_index(drop=True)
-    return out[SUMMARY_COLUMNS].round({"seconds": 1, "share": 1, "median_seconds": 1, "max_seconds": 1,
-                                       "max_rss_mb": 0, "cpu_seconds": 1})
+    return out[SUMMARY_COLUMNS].round(
+        {"seconds": 1, "share": 1, "median_seconds": 1, "max_seconds": 1, "max_rss_mb": 0, "cpu_seconds": 1}
+    )

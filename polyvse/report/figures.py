@@ -24,9 +24,16 @@ import pandas as pd
 MAX_AREA = 900.0  # points², the largest marker of a languages figure
 # the papers' colours where they name them (Fig. 1(b): L-LIWE orange, SMALR yellow; Fig. 3: SMALR green)
 LANGUAGES_COLOURS = {"S-LIWE": "tab:blue", "L-LIWE": "tab:orange", "MULE": "tab:red", "SMALR": "gold"}
-REDUCTION_COLOURS = {"Frequency thresholding": "tab:blue", "PCA": "tab:purple", "Dictionary mapping": "tab:brown",
-                     "MULE": "tab:red", "LA": "tab:gray", "SMALR": "tab:green", "S-LIWE": "tab:cyan",
-                     "L-LIWE": "tab:orange"}
+REDUCTION_COLOURS = {
+    "Frequency thresholding": "tab:blue",
+    "PCA": "tab:purple",
+    "Dictionary mapping": "tab:brown",
+    "MULE": "tab:red",
+    "LA": "tab:gray",
+    "SMALR": "tab:green",
+    "S-LIWE": "tab:cyan",
+    "L-LIWE": "tab:orange",
+}
 
 
 def _mean_mr(ev: pd.DataFrame) -> float:
@@ -38,8 +45,12 @@ def _params(params: Mapping[str, Mapping], ev: pd.DataFrame, variant: str, kind:
     return int(params[variant][kind]) + extra
 
 
-def languages_frame(points: Sequence[Mapping], evals: Mapping[tuple[str, str], pd.DataFrame],
-                    params: Mapping[str, Mapping], train_langs: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+def languages_frame(
+    points: Sequence[Mapping],
+    evals: Mapping[tuple[str, str], pd.DataFrame],
+    params: Mapping[str, Mapping],
+    train_langs: Mapping[str, Sequence[str]],
+) -> pd.DataFrame:
     """One row a point: series, label, n_langs, mR, params_train, variants.
 
     mR: the mean over the point's variants of each variant's mean mR over the
@@ -52,18 +63,29 @@ def languages_frame(points: Sequence[Mapping], evals: Mapping[tuple[str, str], p
         variants = list(point["variants"])
         n = {len(train_langs[v]) for v in variants}
         if len(n) != 1:
-            raise ValueError(f"point {i} ({point['series']}): its variants train on different numbers of "
-                             f"languages {sorted(n)}")
+            raise ValueError(
+                f"point {i} ({point['series']}): its variants train on different numbers of languages {sorted(n)}"
+            )
         evs = [evals[(v, "direct")] for v in variants]
-        rows.append({"series": point["series"], "label": point.get("label", ""), "n_langs": n.pop(),
-                     "mR": round(float(np.mean([_mean_mr(e) for e in evs])), 2),
-                     "params_train": int(np.mean([_params(params, e, v, "params_train") for v, e in zip(variants, evs)])),
-                     "variants": "+".join(variants)})
+        rows.append(
+            {
+                "series": point["series"],
+                "label": point.get("label", ""),
+                "n_langs": n.pop(),
+                "mR": round(float(np.mean([_mean_mr(e) for e in evs])), 2),
+                "params_train": int(np.mean([_params(params, e, v, "params_train") for v, e in zip(variants, evs)])),
+                "variants": "+".join(variants),
+            }
+        )
     return pd.DataFrame(rows, columns=["series", "label", "n_langs", "mR", "params_train", "variants"])
 
 
-def vocab_reduction_frame(points: Sequence[Mapping], evals: Mapping[tuple[str, str], pd.DataFrame],
-                          params: Mapping[str, Mapping], datasets: Sequence[str]) -> pd.DataFrame:
+def vocab_reduction_frame(
+    points: Sequence[Mapping],
+    evals: Mapping[tuple[str, str], pd.DataFrame],
+    params: Mapping[str, Mapping],
+    datasets: Sequence[str],
+) -> pd.DataFrame:
     """One row a (point, dataset): method, setting, dataset, params_train, A, variant.
 
     A is the mean mR over the languages the variant is evaluated on (all ten for
@@ -75,9 +97,17 @@ def vocab_reduction_frame(points: Sequence[Mapping], evals: Mapping[tuple[str, s
             if variant is None:
                 continue
             ev = evals[(variant, "direct")]
-            rows.append({"method": point["series"], "setting": point.get("label", ""), "dataset": ds,
-                         "params_train": _params(params, ev, variant, "params_train"),
-                         "A": round(_mean_mr(ev), 2), "n_langs": int(len(ev)), "variant": variant})
+            rows.append(
+                {
+                    "method": point["series"],
+                    "setting": point.get("label", ""),
+                    "dataset": ds,
+                    "params_train": _params(params, ev, variant, "params_train"),
+                    "A": round(_mean_mr(ev), 2),
+                    "n_langs": int(len(ev)),
+                    "variant": variant,
+                }
+            )
     return pd.DataFrame(rows, columns=["method", "setting", "dataset", "params_train", "A", "n_langs", "variant"])
 
 
@@ -109,11 +139,26 @@ def plot_languages(frame: pd.DataFrame, caption: str, path: str | Path) -> None:
         g = group.sort_values("n_langs")
         if len(g) > 1:
             ax.plot(g["n_langs"], g["mR"], "-", color=colour, alpha=0.6, zorder=1)
-        ax.scatter(g["n_langs"], g["mR"], s=areas[g.index], color=colour, alpha=0.75, edgecolors="black",
-                   linewidths=0.6, zorder=2, label=series)
+        ax.scatter(
+            g["n_langs"],
+            g["mR"],
+            s=areas[g.index],
+            color=colour,
+            alpha=0.75,
+            edgecolors="black",
+            linewidths=0.6,
+            zorder=2,
+            label=series,
+        )
         for _, r in g.iterrows():
-            ax.annotate(f"{r['params_train'] / 1e6:.2f}M", (r["n_langs"], r["mR"]), textcoords="offset points",
-                        xytext=(7, -11), fontsize=7, color="dimgray")
+            ax.annotate(
+                f"{r['params_train'] / 1e6:.2f}M",
+                (r["n_langs"], r["mR"]),
+                textcoords="offset points",
+                xytext=(7, -11),
+                fontsize=7,
+                color="dimgray",
+            )
     ticks = sorted(frame["n_langs"].unique())
     ax.set_xscale("log")
     ax.set_xticks(ticks, [str(t) for t in ticks])
@@ -135,8 +180,9 @@ def plot_languages(frame: pd.DataFrame, caption: str, path: str | Path) -> None:
     plt.close(fig)
 
 
-def plot_vocab_reduction(frame: pd.DataFrame, datasets: Sequence[str], titles: Mapping[str, str], caption: str,
-                         path: str | Path) -> None:
+def plot_vocab_reduction(
+    frame: pd.DataFrame, datasets: Sequence[str], titles: Mapping[str, str], caption: str, path: str | Path
+) -> None:
     """SMALR Fig. 3: A vs trainable parameters (M), one panel per dataset; series
     with several points are joined and each point labelled with its setting;
     single-point methods are standalone labelled markers."""
@@ -161,23 +207,46 @@ def plot_vocab_reduction(frame: pd.DataFrame, datasets: Sequence[str], titles: M
             x = g["params_train"] / 1e6
             if len(g) > 1:
                 order = np.argsort(x.to_numpy())
-                ax.plot(x.to_numpy()[order], g["A"].to_numpy()[order], "-o", color=colour, label=method,
-                        markersize=5, zorder=2)
+                ax.plot(
+                    x.to_numpy()[order],
+                    g["A"].to_numpy()[order],
+                    "-o",
+                    color=colour,
+                    label=method,
+                    markersize=5,
+                    zorder=2,
+                )
                 # series take turns above-right, below-right, below-left of their points, so that
                 # labels of crossing series stay apart
                 offset = ((4, 4), (4, -11), (-26, -11))[joined % 3]
                 joined += 1
                 for xi, yi, text in zip(x, g["A"], g["setting"]):
-                    ax.annotate(str(text), (xi, yi), textcoords="offset points", xytext=offset, fontsize=8,
-                                color=colour)
+                    ax.annotate(
+                        str(text), (xi, yi), textcoords="offset points", xytext=offset, fontsize=8, color=colour
+                    )
             else:
                 marker = markers[lone % len(markers)]
                 lone += 1
-                ax.scatter(x, g["A"], marker=marker, s=70, color=colour, edgecolors="black", linewidths=0.6,
-                           label=method, zorder=3)
+                ax.scatter(
+                    x,
+                    g["A"],
+                    marker=marker,
+                    s=70,
+                    color=colour,
+                    edgecolors="black",
+                    linewidths=0.6,
+                    label=method,
+                    zorder=3,
+                )
                 text = g["setting"].iloc[0] or method
-                ax.annotate(str(text), (x.iloc[0], g["A"].iloc[0]), textcoords="offset points", xytext=(5, -11),
-                            fontsize=8, fontweight="bold")
+                ax.annotate(
+                    str(text),
+                    (x.iloc[0], g["A"].iloc[0]),
+                    textcoords="offset points",
+                    xytext=(5, -11),
+                    fontsize=8,
+                    fontweight="bold",
+                )
         ax.set_title(titles.get(ds, ds), fontsize=10)
         ax.set_xlabel("Trainable parameters (M)")
         ax.set_ylabel("Average mR over ten languages (A)")

@@ -34,8 +34,20 @@ from polyvse.config import dataset_langs, human_langs, row_sources, speech_varia
 from polyvse.report.tables import COLUMN_NAME
 
 FAMILIES: tuple[str, ...] = ("text", "speech", "mlmme")
-COLUMNS = ["claim", "source", "table", "column", "row", "paper", "seeds", "mean", "std", "values", "verdict",
-           "best_epochs"]
+COLUMNS = [
+    "claim",
+    "source",
+    "table",
+    "column",
+    "row",
+    "paper",
+    "seeds",
+    "mean",
+    "std",
+    "values",
+    "verdict",
+    "best_epochs",
+]
 MLMME_TABLE = "mlmme_table1"
 
 
@@ -68,12 +80,16 @@ def replica(name: str, k: int) -> str:
 
 # --- which trainings a claim reads -----------------------------------------------------------------
 
+
 def _text_row(config: Mapping, claim: Claim, label: str) -> Mapping:
     """The report row ``label`` names (``qualifier|name``: the qualifier is its section or training
     data), keeping of a per-language / per-dataset row only the models the claim's column reads."""
     qualifier, _, name = label.rpartition("|")
-    rows = [r for r in config["reports"][claim.table]["rows"]
-            if r["name"] == name and (not qualifier or qualifier in (r.get("section"), r.get("training_data")))]
+    rows = [
+        r
+        for r in config["reports"][claim.table]["rows"]
+        if r["name"] == name and (not qualifier or qualifier in (r.get("section"), r.get("training_data")))
+    ]
     if len(rows) != 1:
         raise ValueError(f"findings {claim.key}: {len(rows)} rows named {label!r} in reports.{claim.table}")
     row = copy.deepcopy(dict(rows[0]))
@@ -126,10 +142,17 @@ def claim_configured(config: Mapping, claim: Claim) -> bool:
     """Whether the config has the table a claim reads, with every row it names."""
     if claim.family == "text":
         rows = config.get("reports", {}).get(claim.table, {}).get("rows", [])
-        return all(any(r["name"] == label.rpartition("|")[2]
-                       and (not label.rpartition("|")[0]
-                            or label.rpartition("|")[0] in (r.get("section"), r.get("training_data"))) for r in rows)
-                   for label in claim.rows)
+        return all(
+            any(
+                r["name"] == label.rpartition("|")[2]
+                and (
+                    not label.rpartition("|")[0]
+                    or label.rpartition("|")[0] in (r.get("section"), r.get("training_data"))
+                )
+                for r in rows
+            )
+            for label in claim.rows
+        )
     if claim.family == "speech":
         rows = config.get("speech", {}).get("reports", {}).get(claim.table, {}).get("rows", [])
         return all(any(r["name"] == label for r in rows) for label in claim.rows)
@@ -137,8 +160,9 @@ def claim_configured(config: Mapping, claim: Claim) -> bool:
         return False
     block = config.get("mlmme", {})
     betas = {_mlmme_run(f"β={b:g}", "") for b in block.get("betas", [])}
-    return (claim.column.split(":")[0] in block.get("langs", [])
-            and all(label == "VSE" or _mlmme_run(label, "") in betas for label in claim.rows))
+    return claim.column.split(":")[0] in block.get("langs", []) and all(
+        label == "VSE" or _mlmme_run(label, "") in betas for label in claim.rows
+    )
 
 
 def active_claims(config: Mapping, claims: Sequence[Claim] | None = None) -> list[Claim]:
@@ -185,14 +209,17 @@ def add_seed_replicas(config: dict, claims: Sequence[Claim] | None = None) -> di
             added["text"].append(name)
         for v in need["speech"]:
             name = replica(v, k)
-            config["speech"]["variants"][name] = {**copy.deepcopy(config["speech"]["variants"][v]),
-                                                  "seed": base_seed + k}
+            config["speech"]["variants"][name] = {
+                **copy.deepcopy(config["speech"]["variants"][v]),
+                "seed": base_seed + k,
+            }
             added["speech"].append(name)
         added["mlmme"] += [replica(run, k) for run in need["mlmme"]]
     return added
 
 
 # --- the plan a findings job reads -----------------------------------------------------------------
+
 
 def _text_sources(config: Mapping, claim: Claim, results: str, seeds: int) -> dict:
     rep = config["reports"][claim.table]
@@ -202,16 +229,23 @@ def _text_sources(config: Mapping, claim: Claim, results: str, seeds: int) -> di
         per_seed = []
         for k in range(seeds):
             r = _renamed_row(row, k)
-            evals = {f"{v}|{p}": f"{results}/{config['variants'][v]['dataset']}/eval/{v}.{p}.tsv"
-                     for v, p in row_sources(r)}
-            params = {v: f"{results}/{config['variants'][v]['dataset']}/models/{v}/params.json"
-                      for v, _ in row_sources(r)}
+            evals = {
+                f"{v}|{p}": f"{results}/{config['variants'][v]['dataset']}/eval/{v}.{p}.tsv" for v, p in row_sources(r)
+            }
+            params = {
+                v: f"{results}/{config['variants'][v]['dataset']}/models/{v}/params.json" for v, _ in row_sources(r)
+            }
             per_seed.append({"row": r, "evals": evals, "params": params})
         rows[label] = per_seed
     datasets = list(rep["datasets"]) if rep.get("layout") == "mule_mt" else [rep["dataset"]]
-    return {"layout": rep.get("layout", "smalr"), "dataset": datasets[0],
-            "datasets": {ds: {"langs": dataset_langs(config, ds), "human_langs": human_langs(config, ds)}
-                         for ds in datasets}, "rows": rows}
+    return {
+        "layout": rep.get("layout", "smalr"),
+        "dataset": datasets[0],
+        "datasets": {
+            ds: {"langs": dataset_langs(config, ds), "human_langs": human_langs(config, ds)} for ds in datasets
+        },
+        "rows": rows,
+    }
 
 
 def _speech_sources(config: Mapping, claim: Claim, results: str, seeds: int) -> dict:
@@ -219,9 +253,14 @@ def _speech_sources(config: Mapping, claim: Claim, results: str, seeds: int) -> 
     for label in claim.rows:
         variant = _speech_row(config, claim, label)["variant"]
         ds = speech_variant_dataset(config, variant)
-        rows[label] = [{"row": {"name": label, "variant": replica(variant, k)},
-                        "eval": f"{results}/{ds}/speech/{replica(variant, k)}/eval.tsv",
-                        "params": f"{results}/{ds}/speech/{replica(variant, k)}/params.json"} for k in range(seeds)]
+        rows[label] = [
+            {
+                "row": {"name": label, "variant": replica(variant, k)},
+                "eval": f"{results}/{ds}/speech/{replica(variant, k)}/eval.tsv",
+                "params": f"{results}/{ds}/speech/{replica(variant, k)}/params.json",
+            }
+            for k in range(seeds)
+        ]
     variant = _speech_row(config, claim, claim.rows[0])["variant"]
     return {"langs": dataset_langs(config, speech_variant_dataset(config, variant)), "rows": rows}
 
@@ -229,17 +268,28 @@ def _speech_sources(config: Mapping, claim: Claim, results: str, seeds: int) -> 
 def _mlmme_sources(config: Mapping, claim: Claim, results: str, seeds: int) -> dict:
     ds = config["mlmme"]["dataset"]
     lang = claim.column.split(":")[0]
-    return {"rows": {label: [{"eval": f"{results}/{ds}/mlmme/{replica(_mlmme_run(label, lang), k)}/eval.tsv",
-                              "params": f"{results}/{ds}/mlmme/{replica(_mlmme_run(label, lang), k)}/params.json"}
-                             for k in range(seeds)] for label in claim.rows}}
+    return {
+        "rows": {
+            label: [
+                {
+                    "eval": f"{results}/{ds}/mlmme/{replica(_mlmme_run(label, lang), k)}/eval.tsv",
+                    "params": f"{results}/{ds}/mlmme/{replica(_mlmme_run(label, lang), k)}/params.json",
+                }
+                for k in range(seeds)
+            ]
+            for label in claim.rows
+        }
+    }
 
 
 def findings_plan(config: Mapping, results: str, claims: Sequence[Claim] | None = None) -> list[dict]:
     """Every active claim with, per row and seed, what to read (plain data: a rule's params)."""
     seeds = int(config.get("findings", {}).get("seeds", 0))
     make = {"text": _text_sources, "speech": _speech_sources, "mlmme": _mlmme_sources}
-    return [{"claim": claim.__dict__.copy(), "seeds": seeds, **make[claim.family](config, claim, results, seeds)}
-            for claim in active_claims(config, claims)]
+    return [
+        {"claim": claim.__dict__.copy(), "seeds": seeds, **make[claim.family](config, claim, results, seeds)}
+        for claim in active_claims(config, claims)
+    ]
 
 
 def plan_files(plan: Sequence[Mapping]) -> list[str]:
@@ -248,8 +298,11 @@ def plan_files(plan: Sequence[Mapping]) -> list[str]:
     for item in plan:
         for per_seed in item["rows"].values():
             for src in per_seed:
-                out += list(src.get("evals", {}).values()) + list(src.get("params", {}).values()) \
-                    if isinstance(src.get("params"), dict) else [src["eval"]] + ([src["params"]] if "params" in src else [])
+                out += (
+                    list(src.get("evals", {}).values()) + list(src.get("params", {}).values())
+                    if isinstance(src.get("params"), dict)
+                    else [src["eval"]] + ([src["params"]] if "params" in src else [])
+                )
     return list(dict.fromkeys(out))
 
 
@@ -282,8 +335,11 @@ def _speech_value(item: Mapping, src: Mapping, column: str, read: Reader) -> flo
     return float(np.mean([float(table[c].iloc[0]) for c in block_columns(item["langs"], kind, (int(k),))]))
 
 
-MLMME_DIRECTIONS: dict[str, tuple[str, ...]] = {"s2i": ("Sentence to image",), "i2s": ("Image to sentence",),
-                                                "both": ("Sentence to image", "Image to sentence")}
+MLMME_DIRECTIONS: dict[str, tuple[str, ...]] = {
+    "s2i": ("Sentence to image",),
+    "i2s": ("Image to sentence",),
+    "both": ("Sentence to image", "Image to sentence"),
+}
 
 
 def _mlmme_value(src: Mapping, column: str, read: Reader) -> float:
@@ -292,8 +348,15 @@ def _mlmme_value(src: Mapping, column: str, read: Reader) -> float:
 
     lang, _, direction = column.partition(":")
     ev = read(src["eval"])
-    return float(np.mean([table_cell(ev, section, lang, f"r{k}") for section in MLMME_DIRECTIONS[direction or "both"]
-                          for k in (1, 5, 10)]))
+    return float(
+        np.mean(
+            [
+                table_cell(ev, section, lang, f"r{k}")
+                for section in MLMME_DIRECTIONS[direction or "both"]
+                for k in (1, 5, 10)
+            ]
+        )
+    )
 
 
 def claim_values(item: Mapping, read: Reader) -> dict[str, list[float]]:
@@ -374,11 +437,22 @@ def findings_table(plan: Sequence[Mapping], read: Reader) -> pd.DataFrame:
         overall, _ = verdict([values[r] for r in claim["rows"]], claim["relation"])
         for label, paper in zip(claim["rows"], claim["paper"]):
             v = values[label]
-            out.append({"claim": claim["key"], "source": claim["source"], "table": claim["table"],
-                        "column": claim["column"], "row": label, "paper": paper, "seeds": len(v),
-                        "mean": round(float(np.mean(v)), 2), "std": round(spread(v), 2) if len(v) > 1 else math.nan,
-                        "values": " ".join(f"{x:.2f}" for x in v), "verdict": overall,
-                        "best_epochs": " ".join(epochs[label])})
+            out.append(
+                {
+                    "claim": claim["key"],
+                    "source": claim["source"],
+                    "table": claim["table"],
+                    "column": claim["column"],
+                    "row": label,
+                    "paper": paper,
+                    "seeds": len(v),
+                    "mean": round(float(np.mean(v)), 2),
+                    "std": round(spread(v), 2) if len(v) > 1 else math.nan,
+                    "values": " ".join(f"{x:.2f}" for x in v),
+                    "verdict": overall,
+                    "best_epochs": " ".join(epochs[label]),
+                }
+            )
     return pd.DataFrame(out, columns=COLUMNS)
 
 
@@ -388,27 +462,41 @@ def findings_markdown(plan: Sequence[Mapping], table: pd.DataFrame) -> str:
     seeds = int(plan[0]["seeds"]) if plan else 0
     verdicts = table.drop_duplicates("claim")["verdict"].value_counts() if len(table) else pd.Series(dtype=int)
     counts = ", ".join(f"{verdicts[v]} {v}" for v in ("agrees", "disagrees", "within noise") if v in verdicts)
-    rising = {key for key, rows in table.groupby("claim", sort=False)
-              if any(still_improving(str(e).split()) for e in rows["best_epochs"])}
-    lines = ["# The seeds' findings on our tables", "",
-             f"{len(plan)} claims of the seed papers, each row trained with {seeds} seeds (findings.seeds): "
-             f"{counts or 'none'}. A neighbouring pair of rows holds where its gap of means exceeds the "
-             "larger of the two rows' standard deviations over the seeds, is reversed where it exceeds it the "
-             "other way, and is within noise otherwise (polyvse/report/findings.py).", "",
-             f"{len(rising)} of the {len(plan)} claims compare a row whose every training kept its last epoch "
-             "(best epoch = epochs run, column *best / run*): its validation score was still rising when the "
-             "training budget ended, so the verdict compares models that had not finished learning.", ""]
+    rising = {
+        key
+        for key, rows in table.groupby("claim", sort=False)
+        if any(still_improving(str(e).split()) for e in rows["best_epochs"])
+    }
+    lines = [
+        "# The seeds' findings on our tables",
+        "",
+        f"{len(plan)} claims of the seed papers, each row trained with {seeds} seeds (findings.seeds): "
+        f"{counts or 'none'}. A neighbouring pair of rows holds where its gap of means exceeds the "
+        "larger of the two rows' standard deviations over the seeds, is reversed where it exceeds it the "
+        "other way, and is within noise otherwise (polyvse/report/findings.py).",
+        "",
+        f"{len(rising)} of the {len(plan)} claims compare a row whose every training kept its last epoch "
+        "(best epoch = epochs run, column *best / run*): its validation score was still rising when the "
+        "training budget ended, so the verdict compares models that had not finished learning.",
+        "",
+    ]
     for item in plan:
         claim = item["claim"]
         rows = table[table["claim"] == claim["key"]]
         _, pairs = verdict([[float(x) for x in r.split()] for r in rows["values"]], claim["relation"])
-        lines += [f"## {claim['statement']}", "",
-                  f"{claim['source']}; ours: `{claim['table']}`, column {claim['column']}. "
-                  f"**{rows['verdict'].iloc[0]}**"
-                  + (f" (pairs, worst first: {', '.join(pairs)})" if pairs else "") + ".", ""]
+        lines += [
+            f"## {claim['statement']}",
+            "",
+            f"{claim['source']}; ours: `{claim['table']}`, column {claim['column']}. "
+            f"**{rows['verdict'].iloc[0]}**" + (f" (pairs, worst first: {', '.join(pairs)})" if pairs else "") + ".",
+            "",
+        ]
         if claim["key"] in rising:
-            names = [str(r["row"]).replace("|", " · ") for _, r in rows.iterrows()
-                     if still_improving(str(r["best_epochs"]).split())]
+            names = [
+                str(r["row"]).replace("|", " · ")
+                for _, r in rows.iterrows()
+                if still_improving(str(r["best_epochs"]).split())
+            ]
             lines += [f"Still improving at the end of the budget: {', '.join(names)}".rstrip(".") + ".", ""]
         lines += ["| row | paper | ours: mean ± std | seeds | best / run |", "|---|--:|--:|---|---|"]
         for _, r in rows.iterrows():
@@ -424,50 +512,137 @@ def _claims() -> tuple[Claim, ...]:
     """The claims of issue 13's list, with the papers' numbers as printed (means of printed numbers
     where a claim reads several columns: computed from the paper's cells, said so)."""
     return (
-        Claim("smalr_la_hem_smalr", "SMALR §5, Table 2 (Multi30K), A",
-              "SMALR: the hard-example vocabulary (HEM) beats the language-agnostic one (LA), and MCLM (SMALR) "
-              "beats HEM", "text", "table2", "A", ("Language-Agnostic", "HEM", "SMALR"), ("61.6", "64.0", "65.4")),
-        Claim("smalr_vs_mule10", "SMALR §5, Table 2 (Multi30K), A",
-              "SMALR: SMALR is on par with or better than MULE on ten languages, with a fraction of its "
-              "parameters", "text", "table2", "A", ("(10) MULE", "SMALR"), ("65.1", "65.4"), "<="),
-        Claim("smalr_clc", "SMALR §3.4, §5, Table 2 (Multi30K), HA",
-              "SMALR: cross-lingual consistency at test time adds 3–4 HA on Multi30K (CLC-A, then CLC-C)",
-              "text", "table2", "HA", ("SMALR", "SMALR-CLC-A", "SMALR-CLC-C"), ("65.0", "68.2", "68.7")),
-        Claim("liwe_languages", "SMALR §1, §5, Table 2 (Multi30K), mean of En and De",
-              "SMALR: LIWE at a fixed size (S-LIWE) degrades as languages are added",
-              "text", "table2", "En+De", ("(10) S-LIWE", "(2) S-LIWE", "(1) S-LIWE"),
-              ("70.2 (75.2, 65.2)", "70.9 (75.6, 66.1)", "74.2 (76.3, 72.1)")),
-        Claim("mule_shared_low_resource", "MULE Multi30K Discussion, Table 2 (a) vs (d), mean of Fr and Cs",
-              "MULE: one shared language branch lifts the low-resource languages (French, Czech) over a model "
-              "per language", "text", "mule_table2", "Fr+Cs",
-              ("(a) FastText (Baseline)|EmbN", "(d) MULE (Ours)|EmbN+NC+LC+LP (Full)"),
-              ("38.4 (43.4, 33.4)", "53.4 (56.4, 50.3)")),
-        Claim("mule_nc_lc_lp", "MULE Multi30K Discussion, Table 2 (d), mean of En, De, Fr, Cs",
-              "MULE: the neighbourhood constraints (NC), the language classifier (LC) and language-branch "
-              "pretraining (LP) each help", "text", "mule_table2", "En+De+Fr+Cs",
-              ("(d) MULE (Ours)|EmbN", "(d) MULE (Ours)|EmbN+NC", "(d) MULE (Ours)|EmbN+NC+LC",
-               "(d) MULE (Ours)|EmbN+NC+LC+LP (Full)"), ("55.8", "56.9", "58.3", "59.0")),
-        Claim("mule_mt_augmentation", "MULE Leveraging Machine Translations, Table 4 (Multi30K), mean of En, De, "
-              "Fr, Cs", "MULE: training on machine-translated captions besides the human ones helps",
-              "text", "mule_table4", "m30k:En+m30k:De+m30k:Fr+m30k:Cs",
-              ("Human Generated Only|MULE EmbN - Full", "Human Generated + Machine Translations|MULE EmbN - Full"),
-              ("59.0", "63.6")),
-        Claim("thesis_objectives", "thesis §3.2.2, Table 3.2, mean image-pair R@10 (E&I, H&I, J&I)",
-              "Thesis: InfoNCE beats the triplet loss, which beats the hypersphere loss (the variable-margin MMS "
-              "losses are best, InfoNCE comparable to them)", "speech", "speech_table3_2", "image.R10",
-              ("Hyper", "Triplet", "InfoNCE"), ("38.12", "54.05", "57.58")),
-        Claim("thesis_pooling", "thesis §3.3, Table 3.3, mean image-pair R@10",
-              "Thesis: average pooling beats multi-head self-attention pooling (its best setting, lr .0001)",
-              "speech", "speech_table3_3", "image.R10", ("MH Attn. Lr.:0001 D:.1", "Avg. Pool"), ("48.52", "57.58")),
-        Claim("thesis_image_anchor", "thesis §4.2, Table 4.1, mean image-pair R@10",
-              "Thesis: the image anchor keeps image retrieval (slightly up on most pairs)", "speech",
-              "speech_table4_1", "image.R10", ("Full-Graph", "Img. Anch."), ("57.58", "59.15"), "<="),
-        Claim("thesis_image_anchor_cross", "thesis §4.2–4.3, Table 4.1, mean cross-lingual R@10 (H&E, J&E, J&H)",
-              "Thesis: with the image anchor, cross-lingual retrieval collapses", "speech", "speech_table4_1",
-              "cross.R10", ("Img. Anch.", "Full-Graph"), ("6.60", "38.55")),
-        Claim("mlmme_german", "MLMME §5, Table 1, German sentence→image, mean of r@1/5/10",
-              "MLMME: the multilingual models (β = 1, .75) rank images for German sentences better than the "
-              "monolingual VSE", "mlmme", MLMME_TABLE, "de:s2i", ("VSE", "β=.75", "β=1"), ("33.0", "40.6", "43.3")),
+        Claim(
+            "smalr_la_hem_smalr",
+            "SMALR §5, Table 2 (Multi30K), A",
+            "SMALR: the hard-example vocabulary (HEM) beats the language-agnostic one (LA), and MCLM (SMALR) beats HEM",
+            "text",
+            "table2",
+            "A",
+            ("Language-Agnostic", "HEM", "SMALR"),
+            ("61.6", "64.0", "65.4"),
+        ),
+        Claim(
+            "smalr_vs_mule10",
+            "SMALR §5, Table 2 (Multi30K), A",
+            "SMALR: SMALR is on par with or better than MULE on ten languages, with a fraction of its parameters",
+            "text",
+            "table2",
+            "A",
+            ("(10) MULE", "SMALR"),
+            ("65.1", "65.4"),
+            "<=",
+        ),
+        Claim(
+            "smalr_clc",
+            "SMALR §3.4, §5, Table 2 (Multi30K), HA",
+            "SMALR: cross-lingual consistency at test time adds 3–4 HA on Multi30K (CLC-A, then CLC-C)",
+            "text",
+            "table2",
+            "HA",
+            ("SMALR", "SMALR-CLC-A", "SMALR-CLC-C"),
+            ("65.0", "68.2", "68.7"),
+        ),
+        Claim(
+            "liwe_languages",
+            "SMALR §1, §5, Table 2 (Multi30K), mean of En and De",
+            "SMALR: LIWE at a fixed size (S-LIWE) degrades as languages are added",
+            "text",
+            "table2",
+            "En+De",
+            ("(10) S-LIWE", "(2) S-LIWE", "(1) S-LIWE"),
+            ("70.2 (75.2, 65.2)", "70.9 (75.6, 66.1)", "74.2 (76.3, 72.1)"),
+        ),
+        Claim(
+            "mule_shared_low_resource",
+            "MULE Multi30K Discussion, Table 2 (a) vs (d), mean of Fr and Cs",
+            "MULE: one shared language branch lifts the low-resource languages (French, Czech) over a model "
+            "per language",
+            "text",
+            "mule_table2",
+            "Fr+Cs",
+            ("(a) FastText (Baseline)|EmbN", "(d) MULE (Ours)|EmbN+NC+LC+LP (Full)"),
+            ("38.4 (43.4, 33.4)", "53.4 (56.4, 50.3)"),
+        ),
+        Claim(
+            "mule_nc_lc_lp",
+            "MULE Multi30K Discussion, Table 2 (d), mean of En, De, Fr, Cs",
+            "MULE: the neighbourhood constraints (NC), the language classifier (LC) and language-branch "
+            "pretraining (LP) each help",
+            "text",
+            "mule_table2",
+            "En+De+Fr+Cs",
+            (
+                "(d) MULE (Ours)|EmbN",
+                "(d) MULE (Ours)|EmbN+NC",
+                "(d) MULE (Ours)|EmbN+NC+LC",
+                "(d) MULE (Ours)|EmbN+NC+LC+LP (Full)",
+            ),
+            ("55.8", "56.9", "58.3", "59.0"),
+        ),
+        Claim(
+            "mule_mt_augmentation",
+            "MULE Leveraging Machine Translations, Table 4 (Multi30K), mean of En, De, Fr, Cs",
+            "MULE: training on machine-translated captions besides the human ones helps",
+            "text",
+            "mule_table4",
+            "m30k:En+m30k:De+m30k:Fr+m30k:Cs",
+            ("Human Generated Only|MULE EmbN - Full", "Human Generated + Machine Translations|MULE EmbN - Full"),
+            ("59.0", "63.6"),
+        ),
+        Claim(
+            "thesis_objectives",
+            "thesis §3.2.2, Table 3.2, mean image-pair R@10 (E&I, H&I, J&I)",
+            "Thesis: InfoNCE beats the triplet loss, which beats the hypersphere loss (the variable-margin MMS "
+            "losses are best, InfoNCE comparable to them)",
+            "speech",
+            "speech_table3_2",
+            "image.R10",
+            ("Hyper", "Triplet", "InfoNCE"),
+            ("38.12", "54.05", "57.58"),
+        ),
+        Claim(
+            "thesis_pooling",
+            "thesis §3.3, Table 3.3, mean image-pair R@10",
+            "Thesis: average pooling beats multi-head self-attention pooling (its best setting, lr .0001)",
+            "speech",
+            "speech_table3_3",
+            "image.R10",
+            ("MH Attn. Lr.:0001 D:.1", "Avg. Pool"),
+            ("48.52", "57.58"),
+        ),
+        Claim(
+            "thesis_image_anchor",
+            "thesis §4.2, Table 4.1, mean image-pair R@10",
+            "Thesis: the image anchor keeps image retrieval (slightly up on most pairs)",
+            "speech",
+            "speech_table4_1",
+            "image.R10",
+            ("Full-Graph", "Img. Anch."),
+            ("57.58", "59.15"),
+            "<=",
+        ),
+        Claim(
+            "thesis_image_anchor_cross",
+            "thesis §4.2–4.3, Table 4.1, mean cross-lingual R@10 (H&E, J&E, J&H)",
+            "Thesis: with the image anchor, cross-lingual retrieval collapses",
+            "speech",
+            "speech_table4_1",
+            "cross.R10",
+            ("Img. Anch.", "Full-Graph"),
+            ("6.60", "38.55"),
+        ),
+        Claim(
+            "mlmme_german",
+            "MLMME §5, Table 1, German sentence→image, mean of r@1/5/10",
+            "MLMME: the multilingual models (β = 1, .75) rank images for German sentences better than the "
+            "monolingual VSE",
+            "mlmme",
+            MLMME_TABLE,
+            "de:s2i",
+            ("VSE", "β=.75", "β=1"),
+            ("33.0", "40.6", "43.3"),
+        ),
     )
 
 

@@ -49,8 +49,12 @@ def gallery_candidates(rows: Sequence[Mapping], variants: Mapping[str, Mapping])
     out = []
     for row in rows:
         v = row.get("variant")
-        if v and row.get("protocol", "direct") == "direct" and \
-                variants[v]["model"] not in CHARACTER_FAMILIES and v not in out:
+        if (
+            v
+            and row.get("protocol", "direct") == "direct"
+            and variants[v]["model"] not in CHARACTER_FAMILIES
+            and v not in out
+        ):
             out.append(v)
     return out
 
@@ -69,8 +73,14 @@ def gallery_variant(candidates: Sequence[str], evaluations: Mapping[str, pd.Data
     return max(candidates, key=lambda v: evaluation_score(evaluations[v]))
 
 
-def gallery_queries(captions: pd.DataFrame, langs: Sequence[str], n_langs: int = 4, per_lang: int = 2,
-                    seed: int = 0, usable: Callable[[str, str], bool] = lambda text, lang: True) -> list[GalleryQuery]:
+def gallery_queries(
+    captions: pd.DataFrame,
+    langs: Sequence[str],
+    n_langs: int = 4,
+    per_lang: int = 2,
+    seed: int = 0,
+    usable: Callable[[str, str], bool] = lambda text, lang: True,
+) -> list[GalleryQuery]:
     """``per_lang`` human test captions (one per image, images distinct over the gallery) in each of the
     first ``n_langs`` of ``langs`` that have human test captions; ``usable(text, lang)`` filters out
     captions the model cannot read. Ordered by language, then by draw."""

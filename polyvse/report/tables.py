@@ -22,8 +22,16 @@ import numpy as np
 import pandas as pd
 
 SMALR_LANGS: tuple[tuple[str, str], ...] = (
-    ("en", "En"), ("de", "De"), ("fr", "Fr"), ("cs", "Cs"), ("zh", "Cn"),
-    ("ja", "Ja"), ("ar", "Ar"), ("af", "Af"), ("ko", "Ko"), ("ru", "Ru"),
+    ("en", "En"),
+    ("de", "De"),
+    ("fr", "Fr"),
+    ("cs", "Cs"),
+    ("zh", "Cn"),
+    ("ja", "Ja"),
+    ("ar", "Ar"),
+    ("af", "Af"),
+    ("ko", "Ko"),
+    ("ru", "Ru"),
 )
 COLUMN_NAME: dict[str, str] = {**dict(SMALR_LANGS), "hi": "Hi"}
 
@@ -38,8 +46,9 @@ def _added_params(ev: pd.DataFrame) -> int:
     return int(ev["added_params"].max()) if "added_params" in ev.columns and len(ev) else 0
 
 
-def row_cells(row: Mapping, evals: Mapping[tuple[str, str], pd.DataFrame],
-              params: Mapping[str, Mapping]) -> tuple[dict[str, tuple[float, str]], int, int]:
+def row_cells(
+    row: Mapping, evals: Mapping[tuple[str, str], pd.DataFrame], params: Mapping[str, Mapping]
+) -> tuple[dict[str, tuple[float, str]], int, int]:
     """(lang → (mR, test_source), params_train, params_test) of one table row:
     its variant's evaluation, or one evaluation per language (``per_language``)."""
     protocol = row.get("protocol", "direct")
@@ -50,16 +59,20 @@ def row_cells(row: Mapping, evals: Mapping[tuple[str, str], pd.DataFrame],
         ev = evals[(variant, protocol)]
         used[variant] = max(used.get(variant, 0), _added_params(ev))
         ev = ev.set_index("lang")
-        for l in (ev.index if lang is None else [lang]):
+        for l in ev.index if lang is None else [lang]:
             cells[l] = (float(ev.loc[l, "mR"]), str(ev.loc[l, "test_source"]))
     train = sum(int(params[v]["params_train"]) + extra for v, extra in used.items())
     test = sum(int(params[v]["params_test"]) + extra for v, extra in used.items())
     return cells, train, test
 
 
-def smalr_table(rows: Sequence[Mapping], evals: Mapping[tuple[str, str], pd.DataFrame],
-                params: Mapping[str, Mapping], human_langs: Sequence[str],
-                langs: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str]]:
+def smalr_table(
+    rows: Sequence[Mapping],
+    evals: Mapping[tuple[str, str], pd.DataFrame],
+    params: Mapping[str, Mapping],
+    human_langs: Sequence[str],
+    langs: Sequence[str] | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
     """Build the table; also return the languages tested on translations.
 
     rows: config rows (``name``, ``variant`` or ``per_language``, ``protocol``);
@@ -94,8 +107,12 @@ def smalr_table(rows: Sequence[Mapping], evals: Mapping[tuple[str, str], pd.Data
     return table, [c for c, _ in columns if c in translated]
 
 
-def mule_table(rows: Sequence[Mapping], evals: Mapping[tuple[str, str], pd.DataFrame],
-               params: Mapping[str, Mapping], langs: Sequence[str]) -> pd.DataFrame:
+def mule_table(
+    rows: Sequence[Mapping],
+    evals: Mapping[tuple[str, str], pd.DataFrame],
+    params: Mapping[str, Mapping],
+    langs: Sequence[str],
+) -> pd.DataFrame:
     """MULE Tables 2–3 layout: section, model, single_model, mR of each of ``langs``
     (the dataset's human languages), params_train, params_test.
 
@@ -110,18 +127,27 @@ def mule_table(rows: Sequence[Mapping], evals: Mapping[tuple[str, str], pd.DataF
             rec[COLUMN_NAME[lang]] = round(cells[lang][0], 1) if lang in cells else np.nan
         rec["params_train"], rec["params_test"] = params_train, params_test
         out.append(rec)
-    return pd.DataFrame(out, columns=["section", "model", "single_model", *[COLUMN_NAME[l] for l in langs],
-                                      "params_train", "params_test"])
+    return pd.DataFrame(
+        out,
+        columns=["section", "model", "single_model", *[COLUMN_NAME[l] for l in langs], "params_train", "params_test"],
+    )
 
 
-def mule_mt_table(rows: Sequence[Mapping], evals: Mapping[tuple[str, str], pd.DataFrame],
-                  params: Mapping[str, Mapping], columns: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+def mule_mt_table(
+    rows: Sequence[Mapping],
+    evals: Mapping[tuple[str, str], pd.DataFrame],
+    params: Mapping[str, Mapping],
+    columns: Mapping[str, Sequence[str]],
+) -> pd.DataFrame:
     """MULE Table 4 layout: model, training data, single model, then per dataset
     the mR of each of its human languages (column ``{dataset}:{Lang}``)."""
     out = []
     for row in rows:
-        rec: dict[str, object] = {"model": row["name"], "training_data": row.get("training_data", ""),
-                                  "single_model": row.get("single_model", "")}
+        rec: dict[str, object] = {
+            "model": row["name"],
+            "training_data": row.get("training_data", ""),
+            "single_model": row.get("single_model", ""),
+        }
         counts = {}
         for ds, langs in columns.items():
             cell = row["per_dataset"].get(ds)
@@ -143,8 +169,10 @@ def dataset_note(name: str, settings: Mapping) -> str:
     what = settings["adapter"]
     if what == "synthetic":
         what += f", synthetic profile {settings['synthetic']['profile']}"
-    return (f"Dataset `{name}` ({what}); human-annotated languages (HA): {', '.join(settings['human_langs'])}. "
-            "mR = mean of R@1/5/10 in both directions; parameters: train-time and test-time.")
+    return (
+        f"Dataset `{name}` ({what}); human-annotated languages (HA): {', '.join(settings['human_langs'])}. "
+        "mR = mean of R@1/5/10 in both directions; parameters: train-time and test-time."
+    )
 
 
 def format_params(n: float) -> str:
@@ -162,8 +190,12 @@ def to_markdown(table: pd.DataFrame, caption: str, translated: Sequence[str], no
     label = {col: (col + " ¹" if code in translated else col) for code, col in SMALR_LANGS}
     head = [label.get(c, c) for c in cols]
     text_cols = ("section", "model", "training_data", "single_model")
-    lines = [f"**{caption}**", "", "| " + " | ".join(head) + " |",
-             "|" + "|".join(":--" if c in text_cols else "--:" for c in cols) + "|"]
+    lines = [
+        f"**{caption}**",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join(":--" if c in text_cols else "--:" for c in cols) + "|",
+    ]
     for _, r in table.iterrows():
         cells = []
         for c in cols:

@@ -22,8 +22,18 @@ from polyvse.evaluate.retrieval import KS
 
 PANELS: tuple[tuple[str, ...], ...] = (tuple(f"r{k}_t2i" for k in KS), tuple(f"r{k}_i2t" for k in KS))
 ROW_TITLES: tuple[str, ...] = ("text→image", "image→text")
-COLUMNS: tuple[str, ...] = ("protocol", "n_examples", *PANELS[0], *PANELS[1], "medr_t2i", "medr_i2t", "mR",
-                            "best_epoch", "params_train", "params_test")
+COLUMNS: tuple[str, ...] = (
+    "protocol",
+    "n_examples",
+    *PANELS[0],
+    *PANELS[1],
+    "medr_t2i",
+    "medr_i2t",
+    "mR",
+    "best_epoch",
+    "params_train",
+    "params_test",
+)
 STYLE: dict[str, tuple[str, str]] = {"FS": ("tab:gray", "o"), "T1": ("tab:blue", "s"), "T2": ("tab:red", "^")}
 
 
@@ -47,11 +57,14 @@ def initialisation_note(image_branch: str, source: str) -> str:
     if image_branch not in hows:
         raise InputError("translator.image_branch", f"{image_branch!r} is not one of {', '.join(hows)}")
     how = hows[image_branch]
-    return f"Image branch of every protocol (FS, T1, T2) at the start: {how}; the protocols differ in the text branch only"
+    return (
+        f"Image branch of every protocol (FS, T1, T2) at the start: {how}; the protocols differ in the text branch only"
+    )
 
 
-def plot_curve(table: pd.DataFrame, path: str | Path, title: str, target: str, subtitle: str = "", *,
-               initialisation: str) -> None:
+def plot_curve(
+    table: pd.DataFrame, path: str | Path, title: str, target: str, subtitle: str = "", *, initialisation: str
+) -> None:
     """2 × 3 panels (rows: text→image, image→text; columns: R@1, R@5, R@10),
     x = number of ``target`` training examples (log scale), one line per protocol.
     ``initialisation`` (:func:`initialisation_note`) is printed under the title."""
@@ -72,8 +85,9 @@ def plot_curve(table: pd.DataFrame, path: str | Path, title: str, target: str, s
             for i, (protocol, group) in enumerate(table.groupby("protocol", sort=False)):
                 colour, marker = STYLE.get(protocol, (f"C{i}", "o"))
                 g = group.sort_values("n_examples")
-                ax.plot(g["n_examples"], g[column], marker=marker, color=colour, label=protocol, linewidth=1.6,
-                        markersize=5)
+                ax.plot(
+                    g["n_examples"], g[column], marker=marker, color=colour, label=protocol, linewidth=1.6, markersize=5
+                )
             ax.set_xscale("log")
             ax.set_xticks(ticks, [str(t) for t in ticks])
             ax.minorticks_off()
@@ -95,5 +109,7 @@ def alignment_note(summary: Mapping, source: str, target: str) -> str:
     """One line on M for the figure: held-out dictionary-induction precision@1 (CSLS)."""
     p1 = summary.get("p1_csls_rcsls", np.nan)
     svd = summary.get("p1_csls_svd", np.nan)
-    return (f"M ({target}→{source}): held-out dictionary induction P@1 (CSLS) {p1:.1f}% after SVD+RCSLS, "
-            f"{svd:.1f}% after SVD alone ({summary.get('heldout_queries', '?')} {target} words)")
+    return (
+        f"M ({target}→{source}): held-out dictionary induction P@1 (CSLS) {p1:.1f}% after SVD+RCSLS, "
+        f"{svd:.1f}% after SVD alone ({summary.get('heldout_queries', '?')} {target} words)"
+    )

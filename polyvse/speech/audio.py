@@ -58,8 +58,10 @@ def _check_riff(path: Path, size: int) -> None:
                     raise InputError(path, "not a valid WAV file (data chunk before fmt chunk)")
                 available = size - pos - 8
                 if chunk_size not in _UNKNOWN_SIZES and chunk_size > available:
-                    raise InputError(path, f"truncated WAV file: header declares {chunk_size} bytes of audio, "
-                                           f"the file holds {available}")
+                    raise InputError(
+                        path,
+                        f"truncated WAV file: header declares {chunk_size} bytes of audio, the file holds {available}",
+                    )
                 return
             pos += 8 + chunk_size + (chunk_size & 1)  # chunks are word-aligned
         raise InputError(path, "truncated or invalid WAV file: no data chunk")

@@ -39,8 +39,9 @@ def truncate_lengths(lengths: Sequence[int] | np.ndarray, fraction: float = 0.05
     return np.minimum(arr, truncation_length(arr, fraction))
 
 
-def pad_batch(features: Sequence[np.ndarray | Tensor], max_frames: int | None = None,
-              pad_value: float = 0.0) -> tuple[Tensor, Tensor]:
+def pad_batch(
+    features: Sequence[np.ndarray | Tensor], max_frames: int | None = None, pad_value: float = 0.0
+) -> tuple[Tensor, Tensor]:
     """Stack ``(T_i, n_mels)`` utterances into ``(B, T_max, n_mels)`` float32 and lengths ``(B,)`` int64.
 
     Each utterance is first cut to ``max_frames`` (the truncation cap) when given;
@@ -48,8 +49,7 @@ def pad_batch(features: Sequence[np.ndarray | Tensor], max_frames: int | None = 
     """
     if len(features) == 0:
         raise ValueError("cannot pad an empty batch")
-    items = [torch.as_tensor(np.asarray(f) if not isinstance(f, Tensor) else f, dtype=torch.float32)
-             for f in features]
+    items = [torch.as_tensor(np.asarray(f) if not isinstance(f, Tensor) else f, dtype=torch.float32) for f in features]
     if max_frames is not None:
         if max_frames < 1:
             raise ValueError(f"max_frames must be >= 1, got {max_frames}")
@@ -66,5 +66,4 @@ def pad_batch(features: Sequence[np.ndarray | Tensor], max_frames: int | None = 
 
 def store_batch(store: LogMelStore, rows: Sequence[int], max_frames: int | None = None) -> tuple[Tensor, Tensor]:
     """:func:`pad_batch` of the store's utterances ``rows`` (copied out of the memory map)."""
-    return pad_batch([np.array(store[int(r)][:max_frames] if max_frames else store[int(r)]) for r in rows],
-                     max_frames)
+    return pad_batch([np.array(store[int(r)][:max_frames] if max_frames else store[int(r)]) for r in rows], max_frames)

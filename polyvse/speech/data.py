@@ -49,8 +49,9 @@ class ViewSet:
         caps = {lang: truncation_length(self.lengths(lang), fraction) for lang in self.langs}
         return ViewSet(self.langs, self.image_ids, self.image_rows, self.stores, self.store_rows, caps)
 
-    def batch(self, index: np.ndarray | Sequence[int], features: Tensor,
-              device: torch.device | str = "cpu") -> dict[str, object]:
+    def batch(
+        self, index: np.ndarray | Sequence[int], features: Tensor, device: torch.device | str = "cpu"
+    ) -> dict[str, object]:
         """``{"image": (B, F), "speech": {lang: ((B, T, n_mels), lengths (B,))}}`` for datapoints ``index``."""
         index = np.asarray(index, dtype=np.int64)
         speech = {}
@@ -65,11 +66,16 @@ class ViewSet:
         else in order."""
         order = rng.permutation(len(self)) if rng is not None else np.arange(len(self))
         for lo in range(0, len(order), batch_size):
-            yield order[lo:lo + batch_size]
+            yield order[lo : lo + batch_size]
 
 
-def view_set(utterances: pd.DataFrame, split: str, stores: Mapping[str, LogMelStore],
-             image_index: Mapping[str, int], langs: Sequence[str]) -> ViewSet:
+def view_set(
+    utterances: pd.DataFrame,
+    split: str,
+    stores: Mapping[str, LogMelStore],
+    image_index: Mapping[str, int],
+    langs: Sequence[str],
+) -> ViewSet:
     """The datapoints of ``split``: images (in utterances-table order) that have an
     utterance in every language of ``langs``, each found in its store by image id."""
     sub = utterances[(utterances["split"] == split) & utterances["lang"].isin(list(langs))]
@@ -87,5 +93,6 @@ def view_set(utterances: pd.DataFrame, split: str, stores: Mapping[str, LogMelSt
             store_rows[lang] = np.array([store.row(i) for i in image_ids], dtype=np.int64)
         except KeyError as exc:
             raise KeyError(f"the {lang} log-Mel store {store.path} lacks a {split} utterance: {exc}") from None
-    return ViewSet(tuple(langs), image_ids, np.array([image_index[i] for i in image_ids], dtype=np.int64),
-                   stores, store_rows)
+    return ViewSet(
+        tuple(langs), image_ids, np.array([image_index[i] for i in image_ids], dtype=np.int64), stores, store_rows
+    )

@@ -65,6 +65,7 @@ LENGTH_RULES: tuple[str, ...] = ("strides", "thesis")
 
 # ----------------------------------------------------------------------------- lengths
 
+
 def length_mask(lengths: Tensor, max_len: int) -> Tensor:
     """``(B,)`` lengths → ``(B, max_len)`` bool, True on valid frames."""
     return torch.arange(max_len, device=lengths.device).unsqueeze(0) < lengths.unsqueeze(1)
@@ -82,6 +83,7 @@ def thesis_avg_pool_len(lengths: Tensor, max_sl: int, max_sl_out: int) -> Tensor
 
 
 # ----------------------------------------------------------------------------- building blocks
+
 
 class MaskedBatchNorm1d(nn.BatchNorm1d):
     """Batch norm over ``(B, C, T)`` whose statistics count valid frames only.
@@ -124,16 +126,22 @@ class ResidualUnit(nn.Module):
     width or stride changes) is added before the last ReLU. ``(B, C_in, T) -> (B, C_out, T')``.
     """
 
-    def __init__(self, in_channels: int, out_channels: int, n_convs: int = 2, kernel: int = 9,
-                 stride: int = 1) -> None:
+    def __init__(self, in_channels: int, out_channels: int, n_convs: int = 2, kernel: int = 9, stride: int = 1) -> None:
         super().__init__()
         if n_convs < 1:
             raise ValueError(f"n_convs must be >= 1, got {n_convs}")
         self.kernel, self.stride, self.padding = kernel, stride, kernel // 2
         self.convs = nn.ModuleList(
-            nn.Conv1d(in_channels if i == 0 else out_channels, out_channels, kernel,
-                      stride=stride if i == 0 else 1, padding=self.padding, bias=False)
-            for i in range(n_convs))
+            nn.Conv1d(
+                in_channels if i == 0 else out_channels,
+                out_channels,
+                kernel,
+                stride=stride if i == 0 else 1,
+                padding=self.padding,
+                bias=False,
+            )
+            for i in range(n_convs)
+        )
         self.norms = nn.ModuleList(MaskedBatchNorm1d(out_channels) for _ in range(n_convs))
         if stride != 1 or in_channels != out_channels:
             self.shortcut_conv: nn.Conv1d | None = nn.Conv1d(in_channels, out_channels, 1, stride=stride, bias=False)
@@ -217,6 +225,7 @@ class SinusoidalPositionalEncoding(nn.Module):
 
 # ----------------------------------------------------------------------------- pooling
 
+
 class AvgPoolLen(nn.Module):
     """Mean over the first ``lengths[b]`` frames of each ``(T, D)`` sequence: ``(B, T, D) -> (B, D)``."""
 
@@ -264,18 +273,19 @@ class MHSAPool(_AttentionPoolBase):
 class TransformerPool(_AttentionPoolBase):
     """Transformer-block pooling (§2.4.3.3): 8 heads, feed-forward 2048, the output at the CLS position."""
 
-    def __init__(self, dim: int, heads: int = 8, ff_dim: int = 2048, dropout: float = 0.1,
-                 use_cls: bool = True) -> None:
+    def __init__(
+        self, dim: int, heads: int = 8, ff_dim: int = 2048, dropout: float = 0.1, use_cls: bool = True
+    ) -> None:
         super().__init__(dim, dropout, use_cls)
-        self.block = nn.TransformerEncoderLayer(dim, heads, dim_feedforward=ff_dim, dropout=dropout,
-                                                batch_first=True)
+        self.block = nn.TransformerEncoderLayer(dim, heads, dim_feedforward=ff_dim, dropout=dropout, batch_first=True)
 
     def attend(self, h: Tensor, padding: Tensor) -> Tensor:
         return self.block(h, src_key_padding_mask=padding)
 
 
-def build_pooling(kind: str, dim: int, heads: int = 8, dropout: float = 0.1, use_cls: bool = True,
-                  ff_dim: int = 2048) -> nn.Module:
+def build_pooling(
+    kind: str, dim: int, heads: int = 8, dropout: float = 0.1, use_cls: bool = True, ff_dim: int = 2048
+) -> nn.Module:
     """``avg`` | ``mhsa`` | ``transformer`` over ``(B, T, dim)``."""
     if kind == "avg":
         return AvgPoolLen()
@@ -305,6 +315,7 @@ class InternalSelfAttention(nn.Module):
 
 # ----------------------------------------------------------------------------- audio encoder
 
+
 class AudioCNN(nn.Module):
     """The ResDAVEnet-style trunk: ``(B, T, n_mels), lengths (B,)[, lang (B,)] -> (B, T', D), lengths' (B,)``.
 
@@ -313,17 +324,28 @@ class AudioCNN(nn.Module):
     internal_attention: self-attention between the last two stages (Table 3.4).
     """
 
-    def __init__(self, n_mels: int = 40, widths: Sequence[int] = PAPER_WIDTHS, kernel: int = 9,
-                 convs_per_stage: int = 4, convs_per_residual: int = 2, lang_tag: str = "none",
-                 n_langs: int = 0, lang_dim: int = 8, internal_attention: bool = False,
-                 heads: int = 8, dropout: float = 0.1) -> None:
+    def __init__(
+        self,
+        n_mels: int = 40,
+        widths: Sequence[int] = PAPER_WIDTHS,
+        kernel: int = 9,
+        convs_per_stage: int = 4,
+        convs_per_residual: int = 2,
+        lang_tag: str = "none",
+        n_langs: int = 0,
+        lang_dim: int = 8,
+        internal_attention: bool = False,
+        heads: int = 8,
+        dropout: float = 0.1,
+    ) -> None:
         super().__init__()
         widths = tuple(int(w) for w in widths)
         if len(widths) < 2:
             raise ValueError(f"widths needs the first convolution and at least one stage, got {widths}")
         if convs_per_stage % convs_per_residual:
-            raise ValueError(f"convs_per_stage ({convs_per_stage}) must be a multiple of "
-                             f"convs_per_residual ({convs_per_residual})")
+            raise ValueError(
+                f"convs_per_stage ({convs_per_stage}) must be a multiple of convs_per_residual ({convs_per_residual})"
+            )
         if lang_tag not in LANG_TAGS:
             raise ValueError(f"unknown lang_tag {lang_tag!r}; expected one of {LANG_TAGS}")
         if lang_tag != "none" and n_langs < 1:
@@ -335,20 +357,29 @@ class AudioCNN(nn.Module):
         self.input_tag = LanguageTag(n_langs, lang_dim, "channel") if tagged else None
         self.input_conv = nn.Conv1d(n_mels + (lang_dim if tagged else 0), widths[0], 1, bias=False)
         self.input_norm = MaskedBatchNorm1d(widths[0])
-        self.stage_tags = nn.ModuleList(
-            LanguageTag(n_langs, lang_dim, lang_tag) for _ in widths[1:]) if tagged else None
+        self.stage_tags = (
+            nn.ModuleList(LanguageTag(n_langs, lang_dim, lang_tag) for _ in widths[1:]) if tagged else None
+        )
         self.stages = nn.ModuleList()
         in_ch = widths[0]
         units = convs_per_stage // convs_per_residual
         for width in widths[1:]:
             stage = nn.ModuleList()
             for u in range(units):
-                stage.append(ResidualUnit((in_ch + channel_extra) if u == 0 else width, width,
-                                          convs_per_residual, kernel, stride=2 if u == 0 else 1))
+                stage.append(
+                    ResidualUnit(
+                        (in_ch + channel_extra) if u == 0 else width,
+                        width,
+                        convs_per_residual,
+                        kernel,
+                        stride=2 if u == 0 else 1,
+                    )
+                )
             self.stages.append(stage)
             in_ch = width
-        self.internal_attention = (InternalSelfAttention(widths[-2], heads, dropout)
-                                   if internal_attention and len(widths) >= 3 else None)
+        self.internal_attention = (
+            InternalSelfAttention(widths[-2], heads, dropout) if internal_attention and len(widths) >= 3 else None
+        )
         if internal_attention and self.internal_attention is None:
             raise ValueError("internal_attention needs at least two residual stages")
         self.tag_frames = lang_dim if lang_tag == "sequence" else 0
@@ -365,13 +396,13 @@ class AudioCNN(nn.Module):
                 lengths = unit.output_lengths(lengths)
         return lengths
 
-    def forward(self, feats: Tensor, lengths: Tensor,
-                lang: Tensor | int | None = None) -> tuple[Tensor, Tensor]:
+    def forward(self, feats: Tensor, lengths: Tensor, lang: Tensor | int | None = None) -> tuple[Tensor, Tensor]:
         if feats.dim() != 3 or feats.shape[-1] != self.n_mels:
             raise ValueError(f"expected (B, T, {self.n_mels}) features, got {tuple(feats.shape)}")
         if lengths.shape != (feats.shape[0],) or bool((lengths < 1).any()) or bool((lengths > feats.shape[1]).any()):
-            raise ValueError(f"lengths must be (B,) = ({feats.shape[0]},) within [1, {feats.shape[1]}], "
-                             f"got {lengths.tolist()}")
+            raise ValueError(
+                f"lengths must be (B,) = ({feats.shape[0]},) within [1, {feats.shape[1]}], got {lengths.tolist()}"
+            )
         if self.lang_tag != "none" and lang is None:
             raise ValueError(f"lang_tag={self.lang_tag!r} needs the language ids `lang` (B,)")
         lengths = lengths.to(feats.device).long()
@@ -419,14 +450,38 @@ class AudioEncoder(nn.Module):
         return self.pooling(h, out_lengths)
 
 
-def build_audio_encoder(pooling: str = "avg", *, n_mels: int = 40, widths: Sequence[int] = PAPER_WIDTHS,
-                        kernel: int = 9, convs_per_stage: int = 4, convs_per_residual: int = 2,
-                        lang_tag: str = "none", n_langs: int = 0, lang_dim: int = 8,
-                        heads: int = 8, dropout: float = 0.1, use_cls: bool = True, ff_dim: int = 2048,
-                        internal_attention: bool = False, length_rule: str = "strides") -> AudioEncoder:
+def build_audio_encoder(
+    pooling: str = "avg",
+    *,
+    n_mels: int = 40,
+    widths: Sequence[int] = PAPER_WIDTHS,
+    kernel: int = 9,
+    convs_per_stage: int = 4,
+    convs_per_residual: int = 2,
+    lang_tag: str = "none",
+    n_langs: int = 0,
+    lang_dim: int = 8,
+    heads: int = 8,
+    dropout: float = 0.1,
+    use_cls: bool = True,
+    ff_dim: int = 2048,
+    internal_attention: bool = False,
+    length_rule: str = "strides",
+) -> AudioEncoder:
     """One audio encoder; the keyword names are the config keys of a variant."""
-    cnn = AudioCNN(n_mels, widths, kernel, convs_per_stage, convs_per_residual, lang_tag, n_langs, lang_dim,
-                   internal_attention, heads, dropout)
+    cnn = AudioCNN(
+        n_mels,
+        widths,
+        kernel,
+        convs_per_stage,
+        convs_per_residual,
+        lang_tag,
+        n_langs,
+        lang_dim,
+        internal_attention,
+        heads,
+        dropout,
+    )
     return AudioEncoder(cnn, build_pooling(pooling, cnn.out_dim, heads, dropout, use_cls, ff_dim), length_rule)
 
 
@@ -448,14 +503,12 @@ class SpeechEncoders(nn.Module):
         self.langs, self.sharing = tuple(langs), sharing
         self.lang_index = {lang: i for i, lang in enumerate(self.langs)}
         if sharing == "none":
-            self.per_language = nn.ModuleDict(
-                {lang: build_audio_encoder(**encoder_kwargs) for lang in self.langs})  # type: ignore[arg-type]
+            self.per_language = nn.ModuleDict({lang: build_audio_encoder(**encoder_kwargs) for lang in self.langs})  # type: ignore[arg-type]
             self.shared = None
         else:
             tag = "none" if sharing == "basic" else sharing
             self.per_language = None
-            self.shared = build_audio_encoder(lang_tag=tag, n_langs=len(self.langs),
-                                              **encoder_kwargs)  # type: ignore[arg-type]
+            self.shared = build_audio_encoder(lang_tag=tag, n_langs=len(self.langs), **encoder_kwargs)  # type: ignore[arg-type]
 
     @property
     def out_dim(self) -> int:
@@ -477,6 +530,7 @@ class SpeechEncoders(nn.Module):
 
 # ----------------------------------------------------------------------------- image encoder
 
+
 class ImageEncoder(nn.Module):
     """Projects precomputed CNN features into the joint space (§2.4.1).
 
@@ -485,8 +539,9 @@ class ImageEncoder(nn.Module):
     (spatial average unless another pooling module is given).
     """
 
-    def __init__(self, in_dim: int, embed_dim: int, input_kind: str = "vector",
-                 pooling: nn.Module | None = None) -> None:
+    def __init__(
+        self, in_dim: int, embed_dim: int, input_kind: str = "vector", pooling: nn.Module | None = None
+    ) -> None:
         super().__init__()
         if input_kind not in ("vector", "map"):
             raise ValueError(f"input_kind must be 'vector' or 'map', got {input_kind!r}")

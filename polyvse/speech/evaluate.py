@@ -46,14 +46,19 @@ def view_pairs(langs: Sequence[str]) -> list[tuple[str, str, str, str]]:
     image (kind ``image``), then each later language with each earlier one (kind ``cross``)."""
     pairs = [(f"{view_letter(l)}&I", l, IMAGE_VIEW, "image") for l in langs]
     for i, earlier in enumerate(langs):
-        for later in langs[i + 1:]:
+        for later in langs[i + 1 :]:
             pairs.append((f"{view_letter(later)}&{view_letter(earlier)}", later, earlier, "cross"))
     return pairs
 
 
 @torch.no_grad()
-def embed_views(model: GroundedSpeechModel, views: ViewSet, features: Tensor, batch_size: int = 64,
-                device: torch.device | str = "cpu") -> dict[str, np.ndarray]:
+def embed_views(
+    model: GroundedSpeechModel,
+    views: ViewSet,
+    features: Tensor,
+    batch_size: int = 64,
+    device: torch.device | str = "cpu",
+) -> dict[str, np.ndarray]:
     """Every view of ``views`` embedded: ``{"image": (N, D), lang: (N, D)}`` float32, datapoint order.
 
     Utterances are batched by length (less padding); masking makes the result
@@ -61,13 +66,19 @@ def embed_views(model: GroundedSpeechModel, views: ViewSet, features: Tensor, ba
     """
     model.eval()
     rows = torch.as_tensor(views.image_rows, dtype=torch.long)
-    out = {IMAGE_VIEW: torch.cat([model.embed_images(features[rows[i:i + 1024]].float().to(device)).cpu()
-                                  for i in range(0, len(rows), 1024)]).numpy()}
+    out = {
+        IMAGE_VIEW: torch.cat(
+            [
+                model.embed_images(features[rows[i : i + 1024]].float().to(device)).cpu()
+                for i in range(0, len(rows), 1024)
+            ]
+        ).numpy()
+    }
     for lang in views.langs:
         order = np.argsort(views.lengths(lang), kind="stable")
         emb = np.empty((len(views), model.embed_dim), dtype=np.float32)
         for lo in range(0, len(order), batch_size):
-            index = order[lo:lo + batch_size]
+            index = order[lo : lo + batch_size]
             batch = views.batch(index, features, device)
             x, lengths = batch["speech"][lang]  # type: ignore[index]
             emb[index] = model.embed_speech(lang, x, lengths).float().cpu().numpy()
@@ -84,8 +95,8 @@ def diagonal_ranks(scores: np.ndarray, block: int = 2048) -> np.ndarray:
         raise ValueError(f"expected a square (N, N) score matrix, got {scores.shape}")
     ranks = np.empty(n, dtype=np.int64)
     for lo in range(0, n, block):
-        s = scores[lo:lo + block]
-        ranks[lo:lo + block] = pessimistic_ranks(s, one_hot_truth(np.arange(lo, lo + len(s)), n))
+        s = scores[lo : lo + block]
+        ranks[lo : lo + block] = pessimistic_ranks(s, one_hot_truth(np.arange(lo, lo + len(s)), n))
     return ranks
 
 
@@ -96,8 +107,9 @@ def diagonal_recalls(scores: np.ndarray, ks: Sequence[int] = KS) -> tuple[dict[i
     return {k: 100.0 * float((ranks <= k).mean()) for k in ks}, float(np.median(ranks))
 
 
-def pair_retrieval(embeddings: Mapping[str, np.ndarray], langs: Sequence[str], normalize: bool = False,
-                   ks: Sequence[int] = KS) -> pd.DataFrame:
+def pair_retrieval(
+    embeddings: Mapping[str, np.ndarray], langs: Sequence[str], normalize: bool = False, ks: Sequence[int] = KS
+) -> pd.DataFrame:
     """One row per view pair: ``pair, kind, view_a, view_b``, the averaged ``r1 r5 r10``, each
     direction (``r1_ab`` = A queries retrieving B, ``r1_ba``), recalls in percent, and each
     direction's median rank (``medr_ab``, ``medr_ba``, 1-based; ties count against the truth)."""
@@ -127,11 +139,20 @@ def mean_recall(table: pd.DataFrame, kind: str | None = None, ks: Sequence[int] 
 def retrieval_scores(table: pd.DataFrame) -> dict[str, float]:
     """The validation columns of the per-epoch log: ``val_recall`` (all pairs; selects the
     best epoch), ``val_image_recall`` and ``val_cross_recall``."""
-    return {"val_recall": mean_recall(table), "val_image_recall": mean_recall(table, "image"),
-            "val_cross_recall": mean_recall(table, "cross")}
+    return {
+        "val_recall": mean_recall(table),
+        "val_image_recall": mean_recall(table, "image"),
+        "val_cross_recall": mean_recall(table, "cross"),
+    }
 
 
-def evaluate_views(model: GroundedSpeechModel, views: ViewSet, features: Tensor, normalize: bool,
-                   batch_size: int = 64, device: torch.device | str = "cpu") -> pd.DataFrame:
+def evaluate_views(
+    model: GroundedSpeechModel,
+    views: ViewSet,
+    features: Tensor,
+    normalize: bool,
+    batch_size: int = 64,
+    device: torch.device | str = "cpu",
+) -> pd.DataFrame:
     """:func:`pair_retrieval` of a trained model on one split."""
     return pair_retrieval(embed_views(model, views, features, batch_size, device), views.langs, normalize)

@@ -20,11 +20,11 @@ import numpy as np
 from polyvse.speech.audio import SAMPLE_RATE, resample
 
 N_MELS = 40
-WIN_LENGTH = 400   # 25 ms at 16 kHz
-HOP_LENGTH = 160   # 10 ms at 16 kHz
-N_FFT = 512        # next power of two above the window
+WIN_LENGTH = 400  # 25 ms at 16 kHz
+HOP_LENGTH = 160  # 10 ms at 16 kHz
+N_FFT = 512  # next power of two above the window
 PREEMPHASIS = 0.97
-FMIN = 20.0        # DAVEnet's lower mel edge
+FMIN = 20.0  # DAVEnet's lower mel edge
 TOP_DB = 80.0
 
 
@@ -49,9 +49,18 @@ def preemphasis(signal: np.ndarray, coef: float = PREEMPHASIS) -> np.ndarray:
     return out
 
 
-def logmel(signal: np.ndarray, sr: int = SAMPLE_RATE, *, n_mels: int = N_MELS, n_fft: int = N_FFT,
-           win_length: int = WIN_LENGTH, hop_length: int = HOP_LENGTH, preemph: float = PREEMPHASIS,
-           fmin: float = FMIN, top_db: float = TOP_DB) -> np.ndarray:
+def logmel(
+    signal: np.ndarray,
+    sr: int = SAMPLE_RATE,
+    *,
+    n_mels: int = N_MELS,
+    n_fft: int = N_FFT,
+    win_length: int = WIN_LENGTH,
+    hop_length: int = HOP_LENGTH,
+    preemph: float = PREEMPHASIS,
+    fmin: float = FMIN,
+    top_db: float = TOP_DB,
+) -> np.ndarray:
     """Log-Mel features ``(T, n_mels)`` float32 of a mono signal ``(n,)``; ``T = 1 + ⌊n' / hop⌋``
     with ``n'`` the length at 16 kHz (other rates are resampled to 16 kHz first)."""
     import librosa
@@ -68,8 +77,15 @@ def logmel(signal: np.ndarray, sr: int = SAMPLE_RATE, *, n_mels: int = N_MELS, n
         # centred framing pads n_fft/2 zeros on each side, so signals shorter
         # than n_fft are fine; librosa warns about them regardless
         warnings.filterwarnings("ignore", message="n_fft=.* is too large for input signal")
-        stft = librosa.stft(y, n_fft=n_fft, hop_length=hop_length, win_length=win_length,
-                            window="hamming", center=True, pad_mode="constant")
+        stft = librosa.stft(
+            y,
+            n_fft=n_fft,
+            hop_length=hop_length,
+            win_length=win_length,
+            window="hamming",
+            center=True,
+            pad_mode="constant",
+        )
     power = np.abs(stft) ** 2
     mel = _mel_basis(SAMPLE_RATE, n_fft, n_mels, fmin) @ power  # (n_mels, T)
     log_mel = librosa.power_to_db(mel, ref=np.max, top_db=top_db)

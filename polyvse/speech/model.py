@@ -12,12 +12,22 @@ from typing import Any
 
 from torch import Tensor, nn
 
-from polyvse.speech.encoders import (ImageEncoder, InternalSelfAttention, MHSAPool, SpeechEncoders,
-                                     TransformerPool)
+from polyvse.speech.encoders import ImageEncoder, InternalSelfAttention, MHSAPool, SpeechEncoders, TransformerPool
 
-ENCODER_KEYS: tuple[str, ...] = ("pooling", "widths", "kernel", "convs_per_stage", "convs_per_residual",
-                                 "lang_dim", "heads", "dropout", "use_cls", "ff_dim", "internal_attention",
-                                 "length_rule")
+ENCODER_KEYS: tuple[str, ...] = (
+    "pooling",
+    "widths",
+    "kernel",
+    "convs_per_stage",
+    "convs_per_residual",
+    "lang_dim",
+    "heads",
+    "dropout",
+    "use_cls",
+    "ff_dim",
+    "internal_attention",
+    "length_rule",
+)
 """Settings of ``speech.model`` that go to :func:`polyvse.speech.encoders.build_audio_encoder`."""
 
 

@@ -26,12 +26,12 @@ from polyvse.losses.imposter_triplet import ImposterTripletLoss
 from polyvse.losses.margin_softmax import AdaptiveMMSLoss, InfoNCELoss, MMSLoss, ScheduledMMSLoss
 
 OBJECTIVES: dict[str, type[nn.Module]] = {
-    "hypersphere": HypersphereLoss,   # λ_a, λ_u, t, α (Table 3.1)
-    "triplet": ImposterTripletLoss,   # random + hardest imposters, margin 1
-    "infonce": InfoNCELoss,           # MMS with M = 0
-    "mms": MMSLoss,                   # M = 1
-    "mms_sched": ScheduledMMSLoss,    # Ilharco schedule
-    "mms_adapt": AdaptiveMMSLoss,     # Monfort AMM, α = 0.5
+    "hypersphere": HypersphereLoss,  # λ_a, λ_u, t, α (Table 3.1)
+    "triplet": ImposterTripletLoss,  # random + hardest imposters, margin 1
+    "infonce": InfoNCELoss,  # MMS with M = 0
+    "mms": MMSLoss,  # M = 1
+    "mms_sched": ScheduledMMSLoss,  # Ilharco schedule
+    "mms_adapt": AdaptiveMMSLoss,  # Monfort AMM, α = 0.5
 }
 
 

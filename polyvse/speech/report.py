@@ -27,8 +27,12 @@ def block_columns(langs: Sequence[str], kind: str, ks: Sequence[int] = KS) -> li
     return [f"{name}.R{k}" for k in ks for name in names]
 
 
-def speech_table(rows: Sequence[Mapping[str, str]], evals: Mapping[str, pd.DataFrame],
-                 params: Mapping[str, Mapping], langs: Sequence[str]) -> pd.DataFrame:
+def speech_table(
+    rows: Sequence[Mapping[str, str]],
+    evals: Mapping[str, pd.DataFrame],
+    params: Mapping[str, Mapping],
+    langs: Sequence[str],
+) -> pd.DataFrame:
     """One row per ``rows`` entry (``name``, ``variant``): ``model``, the image block, the
     cross-lingual block, ``Ep``, ``params``. ``evals[variant]``: the speech_evaluate table
     (``pair``, ``r1``, ``r5``, ``r10``, ``best_epoch``); ``params[variant]``: its params.json."""

@@ -13,9 +13,14 @@ from polyvse.speech.store import open_store
 from polyvse.speech.utterances import read_utterances
 
 
-def load_views(utterances_path: str | Path, logmel_paths: Sequence[str | Path], features_path: str | Path,
-               ids_path: str | Path, langs: Sequence[str],
-               splits: Sequence[str] = ("train", "val")) -> tuple[np.ndarray, dict[str, ViewSet]]:
+def load_views(
+    utterances_path: str | Path,
+    logmel_paths: Sequence[str | Path],
+    features_path: str | Path,
+    ids_path: str | Path,
+    langs: Sequence[str],
+    splits: Sequence[str] = ("train", "val"),
+) -> tuple[np.ndarray, dict[str, ViewSet]]:
     """Image features ``(N, F)`` (memory-mapped) and a :class:`ViewSet` per split.
 
     ``logmel_paths`` are the stores of ``langs``, in that order (memory-mapped too).

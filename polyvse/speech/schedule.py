@@ -51,14 +51,22 @@ class WarmupStepDecay:
         return self.decay ** ((step - w) // self.every)
 
 
-def make_adam(params: Iterable[torch.nn.Parameter] | Iterable[dict], lr: float = 1e-3,
-              betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0) -> torch.optim.Adam:
+def make_adam(
+    params: Iterable[torch.nn.Parameter] | Iterable[dict],
+    lr: float = 1e-3,
+    betas: tuple[float, float] = (0.9, 0.999),
+    weight_decay: float = 0.0,
+) -> torch.optim.Adam:
     """Adam as §3.1.2 (β₁ = 0.9, β₂ = 0.999, lr = 1e-3)."""
     return adam(params, lr=lr, betas=betas, weight_decay=weight_decay)
 
 
-def warmup_step_decay_scheduler(optimizer: torch.optim.Optimizer, total_steps: int,
-                                warmup_fraction: float = 0.1, decay: float = 0.99,
-                                every: int = 50) -> LambdaLR:
+def warmup_step_decay_scheduler(
+    optimizer: torch.optim.Optimizer,
+    total_steps: int,
+    warmup_fraction: float = 0.1,
+    decay: float = 0.99,
+    every: int = 50,
+) -> LambdaLR:
     """``LambdaLR`` applying :class:`WarmupStepDecay`; call ``scheduler.step()`` after every optimiser step."""
     return LambdaLR(optimizer, WarmupStepDecay(total_steps, warmup_fraction, decay, every))

@@ -46,12 +46,13 @@ from polyvse.io import atomic_path
 N_MELS = 40
 _ALIGN = 64
 _PAD_EXTRA_ID = 0xD935  # the extra-field id zipalign uses for padding; readers skip unknown ids
-_ZIP64_EXTRA_LEN = 20   # zipfile writes a 20-byte zip64 extra when force_zip64=True
+_ZIP64_EXTRA_LEN = 20  # zipfile writes a 20-byte zip64 extra when force_zip64=True
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # the 30-byte ZIP local file header
 _COPY_CHUNK = 1 << 24
 
 
 # ----------------------------------------------------------------------------- writing
+
 
 def _npy_header(shape: tuple[int, ...], dtype: np.dtype) -> bytes:
     buf = io.BytesIO()
@@ -64,8 +65,9 @@ def _npy_header(shape: tuple[int, ...], dtype: np.dtype) -> bytes:
     return buf.getvalue()
 
 
-def _write_member(zf: zipfile.ZipFile, name: str, shape: tuple[int, ...], dtype: np.dtype,
-                  chunks: Iterable[bytes]) -> None:
+def _write_member(
+    zf: zipfile.ZipFile, name: str, shape: tuple[int, ...], dtype: np.dtype, chunks: Iterable[bytes]
+) -> None:
     """Write one stored ``.npy`` member whose array data start 64-byte aligned."""
     header = _npy_header(shape, dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
@@ -132,13 +134,23 @@ class StoreWriter:
             offsets = np.zeros(len(self.lengths) + 1, dtype=np.int64)
             np.cumsum(self.lengths, out=offsets[1:])
             total = int(offsets[-1])
-            meta = {**self.meta, "n_mels": self.n_mels, "n_utterances": len(self.keys), "n_frames": total,
-                    "layout": "stored npz: frames (sum T, n_mels) float32, offsets (N+1,) int64, keys (N,)"}
+            meta = {
+                **self.meta,
+                "n_mels": self.n_mels,
+                "n_utterances": len(self.keys),
+                "n_frames": total,
+                "layout": "stored npz: frames (sum T, n_mels) float32, offsets (N+1,) int64, keys (N,)",
+            }
             with atomic_path(self.path) as tmp:
                 with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
                     with open(self._raw_path, "rb") as raw:
-                        _write_member(zf, "frames.npy", (total, self.n_mels), np.dtype(np.float32),
-                                      iter(lambda: raw.read(_COPY_CHUNK), b""))
+                        _write_member(
+                            zf,
+                            "frames.npy",
+                            (total, self.n_mels),
+                            np.dtype(np.float32),
+                            iter(lambda: raw.read(_COPY_CHUNK), b""),
+                        )
                     _array_member(zf, "offsets.npy", offsets)
                     _array_member(zf, "keys.npy", np.asarray(self.keys, dtype=str))
                     _array_member(zf, "meta.npy", np.asarray(json.dumps(meta, sort_keys=True)))
@@ -162,8 +174,13 @@ class StoreWriter:
             self.abort()
 
 
-def write_store(path: str | Path, keys: Sequence[str], features: Iterable[np.ndarray],
-                meta: dict[str, Any] | None = None, n_mels: int = N_MELS) -> None:
+def write_store(
+    path: str | Path,
+    keys: Sequence[str],
+    features: Iterable[np.ndarray],
+    meta: dict[str, Any] | None = None,
+    n_mels: int = N_MELS,
+) -> None:
     """Write utterances ``features`` (each ``(T_i, n_mels)``) under ``keys`` as one store."""
     with StoreWriter(path, n_mels, meta) as writer:
         for key, feats in zip(list(keys), features, strict=True):
@@ -171,6 +188,7 @@ def write_store(path: str | Path, keys: Sequence[str], features: Iterable[np.nda
 
 
 # ----------------------------------------------------------------------------- reading
+
 
 @dataclass
 class LogMelStore:
@@ -198,7 +216,7 @@ class LogMelStore:
         if not -len(self) <= i < len(self):
             raise IndexError(f"utterance {i} out of range for a store of {len(self)}")
         i = i % len(self)
-        return self.frames[self.offsets[i]:self.offsets[i + 1]]
+        return self.frames[self.offsets[i] : self.offsets[i + 1]]
 
     @cached_property
     def _rows(self) -> dict[str, int]:
@@ -215,8 +233,9 @@ class LogMelStore:
             yield self[i]
 
 
-def _member_data_offset(path: Path, f: io.BufferedReader,
-                        info: zipfile.ZipInfo) -> tuple[int, tuple[int, ...], bool, np.dtype]:
+def _member_data_offset(
+    path: Path, f: io.BufferedReader, info: zipfile.ZipInfo
+) -> tuple[int, tuple[int, ...], bool, np.dtype]:
     """Byte offset of a stored ``.npy`` member's array data, and its shape, order and dtype."""
     f.seek(info.header_offset)
     local = _LOCAL_HEADER.unpack(f.read(_LOCAL_HEADER.size))
@@ -261,18 +280,27 @@ def open_store(path: str | Path, mmap: bool = True) -> LogMelStore:
         if mmap and finfo.compress_type == zipfile.ZIP_STORED:
             with open(path, "rb") as f:
                 start, shape, fortran, dtype = _member_data_offset(path, f, finfo)
-            frames: np.ndarray = np.memmap(path, dtype=dtype, mode="r", offset=start, shape=shape,
-                                           order="F" if fortran else "C")
+            frames: np.ndarray = np.memmap(
+                path, dtype=dtype, mode="r", offset=start, shape=shape, order="F" if fortran else "C"
+            )
         else:
             frames = small("frames.npy")
-    if frames.ndim != 2 or offsets.ndim != 1 or len(offsets) != len(keys) + 1 \
-            or offsets[0] != 0 or offsets[-1] != frames.shape[0] or np.any(np.diff(offsets) < 0):
-        raise InputError(path, f"inconsistent log-Mel store: frames {frames.shape}, "
-                               f"{len(offsets)} offsets, {len(keys)} keys")
+    if (
+        frames.ndim != 2
+        or offsets.ndim != 1
+        or len(offsets) != len(keys) + 1
+        or offsets[0] != 0
+        or offsets[-1] != frames.shape[0]
+        or np.any(np.diff(offsets) < 0)
+    ):
+        raise InputError(
+            path, f"inconsistent log-Mel store: frames {frames.shape}, {len(offsets)} offsets, {len(keys)} keys"
+        )
     return LogMelStore(str(path), frames, offsets, keys, meta)
 
 
 # ----------------------------------------------------------------------------- extraction
+
 
 @dataclass(frozen=True)
 class ExtractionStats:
@@ -289,9 +317,14 @@ class ExtractionStats:
         return self.n_utterances / self.wall_seconds if self.wall_seconds > 0 else float("inf")
 
     def as_dict(self) -> dict[str, float | int]:
-        return {"n_utterances": self.n_utterances, "n_frames": self.n_frames,
-                "audio_seconds": round(self.audio_seconds, 3), "wall_seconds": round(self.wall_seconds, 3),
-                "threads": self.threads, "utterances_per_s": round(self.utterances_per_s, 3)}
+        return {
+            "n_utterances": self.n_utterances,
+            "n_frames": self.n_frames,
+            "audio_seconds": round(self.audio_seconds, 3),
+            "wall_seconds": round(self.wall_seconds, 3),
+            "threads": self.threads,
+            "utterances_per_s": round(self.utterances_per_s, 3),
+        }
 
 
 def _extract_one(path: str) -> tuple[str, Any, Any]:
@@ -318,9 +351,16 @@ def extraction_processes(n_utterances: int, threads: int, min_per_process: int =
     return max(1, min(int(threads), int(n_utterances) // max(1, min_per_process)))
 
 
-def extract_store(wav_paths: Sequence[str | Path], keys: Sequence[str], out_path: str | Path, *,
-                  threads: int = 1, progress: bool = True, desc: str = "log-Mel",
-                  meta: dict[str, Any] | None = None) -> ExtractionStats:
+def extract_store(
+    wav_paths: Sequence[str | Path],
+    keys: Sequence[str],
+    out_path: str | Path,
+    *,
+    threads: int = 1,
+    progress: bool = True,
+    desc: str = "log-Mel",
+    meta: dict[str, Any] | None = None,
+) -> ExtractionStats:
     """Log-Mel features of every wav (in order) into the store ``out_path``, over ``threads`` processes.
 
     A bad wav raises ``InputError`` naming it (the store is not written). Progress
@@ -337,9 +377,17 @@ def extract_store(wav_paths: Sequence[str | Path], keys: Sequence[str], out_path
     if len(set(keys)) != len(keys):
         raise ValueError("utterance keys must be unique")
     threads = max(1, int(threads))
-    settings = {"sample_rate": lm.SAMPLE_RATE, "n_mels": lm.N_MELS, "n_fft": lm.N_FFT,
-                "win_length": lm.WIN_LENGTH, "hop_length": lm.HOP_LENGTH, "preemphasis": lm.PREEMPHASIS,
-                "fmin": lm.FMIN, "top_db": lm.TOP_DB, "log": "power_to_db(ref=max)"}
+    settings = {
+        "sample_rate": lm.SAMPLE_RATE,
+        "n_mels": lm.N_MELS,
+        "n_fft": lm.N_FFT,
+        "win_length": lm.WIN_LENGTH,
+        "hop_length": lm.HOP_LENGTH,
+        "preemphasis": lm.PREEMPHASIS,
+        "fmin": lm.FMIN,
+        "top_db": lm.TOP_DB,
+        "log": "power_to_db(ref=max)",
+    }
     start = time.perf_counter()
     n_samples = 0
     pool = None
@@ -355,8 +403,9 @@ def extract_store(wav_paths: Sequence[str | Path], keys: Sequence[str], out_path
             chunksize = max(1, min(32, len(paths) // (threads * 8)))
             results = pool.imap(_extract_one, paths, chunksize=chunksize)
         with StoreWriter(out_path, lm.N_MELS, {**settings, **(meta or {})}) as writer:
-            for key, (status, a, b) in tqdm(zip(keys, results), total=len(paths), desc=desc,
-                                            unit="utt", disable=not progress):
+            for key, (status, a, b) in tqdm(
+                zip(keys, results), total=len(paths), desc=desc, unit="utt", disable=not progress
+            ):
                 if status == "error":
                     raise InputError(a, b)
                 writer.add(key, a)
@@ -366,5 +415,4 @@ def extract_store(wav_paths: Sequence[str | Path], keys: Sequence[str], out_path
         if pool is not None:
             pool.terminate()
             pool.join()
-    return ExtractionStats(len(paths), n_frames, n_samples / lm.SAMPLE_RATE,
-                           time.perf_counter() - start, threads)
+    return ExtractionStats(len(paths), n_frames, n_samples / lm.SAMPLE_RATE, time.perf_counter() - start, threads)

@@ -60,14 +60,26 @@ class TrainedSpeechModel:
 
     def saved(self) -> dict[str, Any]:
         """What ``model.pt`` holds: enough to rebuild and evaluate the model."""
-        return {"family": "grounded_speech", "config": self.model.config, "state_dict": self.model.state_dict(),
-                "best_epoch": self.fit.best_epoch, "val_recall": self.fit.best_score,
-                "normalize": self.normalize, "settings": self.settings, "max_frames": self.max_frames}
+        return {
+            "family": "grounded_speech",
+            "config": self.model.config,
+            "state_dict": self.model.state_dict(),
+            "best_epoch": self.fit.best_epoch,
+            "val_recall": self.fit.best_score,
+            "normalize": self.normalize,
+            "settings": self.settings,
+            "max_frames": self.max_frames,
+        }
 
     def summary(self) -> dict[str, Any]:
-        return {"params": int(self.model.parameter_count()), "best_epoch": int(self.fit.best_epoch),
-                "val_recall": round(float(self.fit.best_score), 3), "epochs_run": int(len(self.fit.log)),
-                "resumed_from_epoch": int(self.fit.resumed_from), "max_frames": self.max_frames}
+        return {
+            "params": int(self.model.parameter_count()),
+            "best_epoch": int(self.fit.best_epoch),
+            "val_recall": round(float(self.fit.best_score), 3),
+            "epochs_run": int(len(self.fit.log)),
+            "resumed_from_epoch": int(self.fit.resumed_from),
+            "max_frames": self.max_frames,
+        }
 
 
 def model_from_saved(saved: Mapping[str, Any]) -> GroundedSpeechModel:
@@ -78,8 +90,15 @@ def model_from_saved(saved: Mapping[str, Any]) -> GroundedSpeechModel:
     return model
 
 
-def train_speech(train: ViewSet, val: ViewSet, features: np.ndarray, settings: Mapping[str, Any],
-                 checkpoint_dir: Path, threads: int = 1, progress: bool = True) -> TrainedSpeechModel:
+def train_speech(
+    train: ViewSet,
+    val: ViewSet,
+    features: np.ndarray,
+    settings: Mapping[str, Any],
+    checkpoint_dir: Path,
+    threads: int = 1,
+    progress: bool = True,
+) -> TrainedSpeechModel:
     """Train one variant. ``settings``: ``{"model": {...}, "training": {...}, "seed": int}``
     (``polyvse.config.speech_variant_settings``); ``features`` ``(N_images, F)`` indexed by the
     view sets' ``image_rows``."""
@@ -91,14 +110,16 @@ def train_speech(train: ViewSet, val: ViewSet, features: np.ndarray, settings: M
     feats = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32))
     model = build_speech_model(settings["model"], train.langs, feats.shape[1]).to(device)
     objective = make_objective(tr["loss"], **(tr.get("loss_options") or {})).to(device)
-    optimiser = make_adam(parameter_groups(model, tr["lr"], tr.get("attention_lr")), lr=tr["lr"],
-                          weight_decay=tr["weight_decay"])
+    optimiser = make_adam(
+        parameter_groups(model, tr["lr"], tr.get("attention_lr")), lr=tr["lr"], weight_decay=tr["weight_decay"]
+    )
     batch_size = int(tr["batch_size"])
     n_batches = steps_per_epoch(len(train), batch_size)
     if n_batches == 0:
         raise ValueError(f"{len(train)} training datapoints: need at least 2 to contrast")
-    scheduler = warmup_step_decay_scheduler(optimiser, n_batches * int(tr["epochs"]), tr["warmup_fraction"],
-                                            tr["decay"], tr["decay_every"])
+    scheduler = warmup_step_decay_scheduler(
+        optimiser, n_batches * int(tr["epochs"]), tr["warmup_fraction"], tr["decay"], tr["decay_every"]
+    )
     normalize = retrieval_normalizes(tr["loss"], tr.get("loss_options") or {})
 
     def batches(rng: np.random.Generator) -> Iterator[dict[str, object]]:
@@ -113,18 +134,44 @@ def train_speech(train: ViewSet, val: ViewSet, features: np.ndarray, settings: M
         return retrieval_scores(evaluate_views(model, val, feats, normalize, tr["eval_batch_size"], device))
 
     run_id = fingerprint(settings, len(train), len(val), list(feats.shape), train.max_frames)
-    log.info("training %s with %s (%s framework) on %d datapoints (%s), %d validation; "
-             "%d parameters, %d steps of %d; truncation caps %s; device %s, %d threads",
-             settings["model"].get("pooling"), tr["loss"], tr["framework"], len(train), "+".join(train.langs),
-             len(val), model.parameter_count(), n_batches * int(tr["epochs"]), batch_size, train.max_frames,
-             device, threads)
-    result = run_epochs(model, optimiser, batches, n_batches, step, validate, epochs=int(tr["epochs"]), seed=seed,
-                        checkpoint_dir=checkpoint_dir, run_id=run_id, device=device, grad_clip=tr["grad_clip"],
-                        scheduler=scheduler, after_step=lambda: step_objective(objective),
-                        stateful={"objective": objective}, score_name="val_recall", progress=progress)
+    log.info(
+        "training %s with %s (%s framework) on %d datapoints (%s), %d validation; "
+        "%d parameters, %d steps of %d; truncation caps %s; device %s, %d threads",
+        settings["model"].get("pooling"),
+        tr["loss"],
+        tr["framework"],
+        len(train),
+        "+".join(train.langs),
+        len(val),
+        model.parameter_count(),
+        n_batches * int(tr["epochs"]),
+        batch_size,
+        train.max_frames,
+        device,
+        threads,
+    )
+    result = run_epochs(
+        model,
+        optimiser,
+        batches,
+        n_batches,
+        step,
+        validate,
+        epochs=int(tr["epochs"]),
+        seed=seed,
+        checkpoint_dir=checkpoint_dir,
+        run_id=run_id,
+        device=device,
+        grad_clip=tr["grad_clip"],
+        scheduler=scheduler,
+        after_step=lambda: step_objective(objective),
+        stateful={"objective": objective},
+        score_name="val_recall",
+        progress=progress,
+    )
     model.load_state_dict(result.best_state)
     model.cpu().eval()
     log.info("best epoch %d, validation recall %.2f", result.best_epoch, result.best_score)
-    return TrainedSpeechModel(model, result, {k: settings[k] for k in ("model", "training", "seed")},
-                              dict(train.max_frames))
-
+    return TrainedSpeechModel(
+        model, result, {k: settings[k] for k in ("model", "training", "seed")}, dict(train.max_frames)
+    )

@@ -76,10 +76,12 @@ class VoicePool:
     def from_config(cls, tts: Mapping[str, Any]) -> "VoicePool":
         """From the ``speech.tts`` settings (``accents``, ``variants``, ``rate_wpm``, ``pitch``; all optional)."""
         accents = tts.get("accents") or {}
-        return cls(accents=tuple((lang, tuple(names)) for lang, names in sorted(accents.items())),
-                   variants=tuple(tts.get("variants", VARIANTS)),
-                   rate_wpm=tuple(tts.get("rate_wpm", RATE_WPM)),  # type: ignore[arg-type]
-                   pitch=tuple(tts.get("pitch", PITCH)))  # type: ignore[arg-type]
+        return cls(
+            accents=tuple((lang, tuple(names)) for lang, names in sorted(accents.items())),
+            variants=tuple(tts.get("variants", VARIANTS)),
+            rate_wpm=tuple(tts.get("rate_wpm", RATE_WPM)),  # type: ignore[arg-type]
+            pitch=tuple(tts.get("pitch", PITCH)),
+        )  # type: ignore[arg-type]
 
     def accents_for(self, lang: str) -> tuple[str, ...]:
         return dict(self.accents).get(lang, LANGUAGE_VOICES.get(lang, ()))
@@ -163,14 +165,18 @@ def voices_for(lang: str, pool: VoicePool = DEFAULT_POOL) -> tuple[tuple[str, ..
     wanted_accents, explicit_accents = pool.accents_for(lang), lang in dict(pool.accents)
     accents = tuple(v for v in wanted_accents if v in languages)
     if explicit_accents and len(accents) < len(wanted_accents):
-        raise RuntimeError(f"espeak-ng has no voice {sorted(set(wanted_accents) - set(accents))} "
-                           f"(speech.tts.accents.{lang}); installed: {sorted(languages)}")
+        raise RuntimeError(
+            f"espeak-ng has no voice {sorted(set(wanted_accents) - set(accents))} "
+            f"(speech.tts.accents.{lang}); installed: {sorted(languages)}"
+        )
     if not accents:
         raise RuntimeError(f"espeak-ng has no voice for {lang!r} (looked for {wanted_accents})")
     chosen = tuple(v for v in pool.variants if v in variants)
     if pool.variants != VARIANTS and len(chosen) < len(pool.variants):
-        raise RuntimeError(f"espeak-ng has no variant {sorted(set(pool.variants) - set(chosen))} "
-                           f"(speech.tts.variants); installed: {sorted(variants)}")
+        raise RuntimeError(
+            f"espeak-ng has no variant {sorted(set(pool.variants) - set(chosen))} "
+            f"(speech.tts.variants); installed: {sorted(variants)}"
+        )
     return accents, chosen
 
 
@@ -191,9 +197,15 @@ def check_text(text: str, lang: str, where: str) -> None:
         raise InputError(where, "Japanese text must be kana: espeak-ng reads kanji as 'Chinese letter'")
 
 
-def synthesize(text: str, lang: str, out_path: str | Path, rng: np.random.Generator | None = None,
-               voice: Voice | None = None, sample_rate: int = SAMPLE_RATE,
-               pool: VoicePool = DEFAULT_POOL) -> SynthesisResult:
+def synthesize(
+    text: str,
+    lang: str,
+    out_path: str | Path,
+    rng: np.random.Generator | None = None,
+    voice: Voice | None = None,
+    sample_rate: int = SAMPLE_RATE,
+    pool: VoicePool = DEFAULT_POOL,
+) -> SynthesisResult:
     """Speak ``text`` in ``lang`` into a mono 16-bit wav at ``sample_rate`` (written atomically).
 
     The voice is ``voice`` or drawn from ``pool`` with ``rng`` (:func:`pick_voice`).
@@ -210,20 +222,39 @@ def synthesize(text: str, lang: str, out_path: str | Path, rng: np.random.Genera
     exe = espeak_binary()
     with tempfile.TemporaryDirectory(prefix="espeak-") as tmp:
         raw = Path(tmp) / "raw.wav"
-        proc = subprocess.run([exe, "--stdin", "-b", "1", "-v", voice.name, "-s", str(voice.rate),
-                               "-p", str(voice.pitch), "-w", str(raw)],
-                              input=text.encode("utf-8"), capture_output=True, check=False)
+        proc = subprocess.run(
+            [
+                exe,
+                "--stdin",
+                "-b",
+                "1",
+                "-v",
+                voice.name,
+                "-s",
+                str(voice.rate),
+                "-p",
+                str(voice.pitch),
+                "-w",
+                str(raw),
+            ],
+            input=text.encode("utf-8"),
+            capture_output=True,
+            check=False,
+        )
         if proc.returncode != 0 or not raw.exists() or raw.stat().st_size <= 44:
-            raise RuntimeError(f"espeak-ng failed for {out_path} (voice {voice.name}): "
-                               f"{proc.stderr.decode('utf-8', 'replace').strip() or 'no audio written'}")
+            raise RuntimeError(
+                f"espeak-ng failed for {out_path} (voice {voice.name}): "
+                f"{proc.stderr.decode('utf-8', 'replace').strip() or 'no audio written'}"
+            )
         data, sr = sf.read(str(raw), dtype="float32", always_2d=True)
     signal = resample(data.mean(axis=1), int(sr), sample_rate)
     # libsndfile does not clip float → PCM_16; resampling may overshoot ±1 slightly
     signal = np.clip(signal, -1.0, 1.0 - 1.0 / 32768)
     with atomic_path(out_path) as tmp_path:
         sf.write(str(tmp_path), signal, sample_rate, subtype="PCM_16", format="WAV")
-    return SynthesisResult(str(out_path), lang, voice.name, voice.rate, voice.pitch,
-                           len(signal) / sample_rate, time.perf_counter() - start)
+    return SynthesisResult(
+        str(out_path), lang, voice.name, voice.rate, voice.pitch, len(signal) / sample_rate, time.perf_counter() - start
+    )
 
 
 def item_rng(seed: int, key: str) -> np.random.Generator:
@@ -251,14 +282,24 @@ class BatchSynthesis:
 
     def summary(self) -> dict[str, float | int]:
         n = len(self.table)
-        return {"n_utterances": n, "threads": self.threads, "wall_s": round(self.wall_s, 3),
-                "utterances_per_s": round(n / self.wall_s, 3) if self.wall_s > 0 else float("inf"),
-                "mean_synth_s_per_utterance": round(float(self.table["synth_s"].mean()), 4) if n else 0.0,
-                "audio_s": round(float(self.table["duration_s"].sum()), 3) if n else 0.0}
+        return {
+            "n_utterances": n,
+            "threads": self.threads,
+            "wall_s": round(self.wall_s, 3),
+            "utterances_per_s": round(n / self.wall_s, 3) if self.wall_s > 0 else float("inf"),
+            "mean_synth_s_per_utterance": round(float(self.table["synth_s"].mean()), 4) if n else 0.0,
+            "audio_s": round(float(self.table["duration_s"].sum()), 3) if n else 0.0,
+        }
 
 
-def synthesize_batch(requests: Sequence[SpeechRequest] | Iterable[SpeechRequest], seed: int = 0, threads: int = 1,
-                     progress: bool = True, desc: str = "TTS", pool: VoicePool = DEFAULT_POOL) -> BatchSynthesis:
+def synthesize_batch(
+    requests: Sequence[SpeechRequest] | Iterable[SpeechRequest],
+    seed: int = 0,
+    threads: int = 1,
+    progress: bool = True,
+    desc: str = "TTS",
+    pool: VoicePool = DEFAULT_POOL,
+) -> BatchSynthesis:
     """Speak every request over ``threads`` processes, voices drawn from ``pool``; a bad caption
     raises InputError naming its file, a voice or variant espeak-ng lacks a RuntimeError."""
     from tqdm import tqdm

@@ -42,8 +42,9 @@ def wav_path(lang: str, image_id: str) -> str:
     return f"wav/{lang}/{image_id}.wav"
 
 
-def synthetic_requests(captions: pd.DataFrame, langs: Sequence[str], out_dir: str | Path,
-                       cap_idx: int = 0) -> tuple[pd.DataFrame, list[SpeechRequest]]:
+def synthetic_requests(
+    captions: pd.DataFrame, langs: Sequence[str], out_dir: str | Path, cap_idx: int = 0
+) -> tuple[pd.DataFrame, list[SpeechRequest]]:
     """The utterances table and the TTS requests that fill it, from a captions table.
 
     One utterance per image and language: the human caption ``cap_idx`` of that
@@ -60,14 +61,27 @@ def synthetic_requests(captions: pd.DataFrame, langs: Sequence[str], out_dir: st
         sub = human[human["lang"] == lang].drop_duplicates("image_id")
         missing = sorted(set(images) - set(sub["image_id"]))
         if missing:
-            raise InputError("captions", f"{len(missing)} images have no {lang} caption {cap_idx}, e.g. "
-                                         f"{missing[:3]}; spoken captions need one per image and language")
+            raise InputError(
+                "captions",
+                f"{len(missing)} images have no {lang} caption {cap_idx}, e.g. "
+                f"{missing[:3]}; spoken captions need one per image and language",
+            )
         sub = sub.set_index("image_id").loc[images].reset_index()
         paths = [wav_path(lang, i) for i in sub["image_id"]]
-        frames.append(pd.DataFrame({"image_id": sub["image_id"].astype(str), "split": sub["split"].astype(str),
-                                    "lang": lang, "path": paths}))
-        requests += [SpeechRequest(text, lang, str(out_dir / p), key=f"{lang}/{iid}")
-                     for text, p, iid in zip(sub["text"], paths, sub["image_id"])]
+        frames.append(
+            pd.DataFrame(
+                {
+                    "image_id": sub["image_id"].astype(str),
+                    "split": sub["split"].astype(str),
+                    "lang": lang,
+                    "path": paths,
+                }
+            )
+        )
+        requests += [
+            SpeechRequest(text, lang, str(out_dir / p), key=f"{lang}/{iid}")
+            for text, p, iid in zip(sub["text"], paths, sub["image_id"])
+        ]
     return pd.concat(frames, ignore_index=True), requests
 
 
@@ -88,13 +102,17 @@ def validate_utterances(df: pd.DataFrame, where: str) -> pd.DataFrame:
         bad = ~out[col].isin(allowed)
         if bad.any():
             pos = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(where, f"utterances table row {pos}: {col} {out[col].iat[pos]!r} "
-                                    f"is not one of {'|'.join(allowed)}")
+            raise InputError(
+                where, f"utterances table row {pos}: {col} {out[col].iat[pos]!r} is not one of {'|'.join(allowed)}"
+            )
     dup = out.duplicated(["image_id", "lang"])
     if dup.any():
         pos = int(np.flatnonzero(dup.to_numpy())[0])
-        raise InputError(where, f"utterances table row {pos}: a second utterance of image "
-                                f"{out['image_id'].iat[pos]!r} in {out['lang'].iat[pos]!r}")
+        raise InputError(
+            where,
+            f"utterances table row {pos}: a second utterance of image "
+            f"{out['image_id'].iat[pos]!r} in {out['lang'].iat[pos]!r}",
+        )
     splits = out.groupby("image_id")["split"].nunique()
     if (splits > 1).any():
         raise InputError(where, f"utterances table: image {splits[splits > 1].index[0]!r} is in two splits")
@@ -109,8 +127,9 @@ def read_utterances(path: str | Path) -> pd.DataFrame:
     return validate_utterances(pd.read_parquet(path), str(path))
 
 
-def read_utterance_list(path: str | Path, langs: Sequence[str], images_dir: str | Path | None = None,
-                        check_audio: bool = True) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int]]:
+def read_utterance_list(
+    path: str | Path, langs: Sequence[str], images_dir: str | Path | None = None, check_audio: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int]]:
     """A user's utterance list → (utterances table, images table, counts).
 
     The list is CSV when its name ends in ``.csv``, else TSV, with a header naming
@@ -134,8 +153,9 @@ def read_utterance_list(path: str | Path, langs: Sequence[str], images_dir: str 
         df = df.rename(columns={"path": "wav"})
     missing = [c for c in LIST_COLUMNS if c not in df.columns]
     if missing:
-        raise InputError(path, f"missing column(s) {', '.join(missing)}; the header has "
-                               f"{', '.join(map(str, df.columns))}", line=1)
+        raise InputError(
+            path, f"missing column(s) {', '.join(missing)}; the header has {', '.join(map(str, df.columns))}", line=1
+        )
     base = path.parent
     image_base = Path(images_dir) if images_dir else base
     line = np.arange(len(df)) + 2
@@ -150,14 +170,19 @@ def read_utterance_list(path: str | Path, langs: Sequence[str], images_dir: str 
     dup = df.duplicated(["image_id", "lang"])
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
-        raise InputError(path, f"a second utterance of image {df['image_id'].iat[i]!r} in {df['lang'].iat[i]!r}",
-                         line=int(line[i]))
+        raise InputError(
+            path, f"a second utterance of image {df['image_id'].iat[i]!r} in {df['lang'].iat[i]!r}", line=int(line[i])
+        )
     first_split = df.groupby("image_id", sort=False)["split"].transform("first")
     two = df["split"] != first_split
     if two.any():
         i = int(np.flatnonzero(two.to_numpy())[0])
-        raise InputError(path, f"image {df['image_id'].iat[i]!r} is in split {df['split'].iat[i]!r} here "
-                               f"and in {first_split.iat[i]!r} on an earlier line", line=int(line[i]))
+        raise InputError(
+            path,
+            f"image {df['image_id'].iat[i]!r} is in split {df['split'].iat[i]!r} here "
+            f"and in {first_split.iat[i]!r} on an earlier line",
+            line=int(line[i]),
+        )
     df = df.assign(_line=line)
     keep_lang = df["lang"].isin(list(langs))
     counts = {"rows": len(df), "other_language_rows": int((~keep_lang).sum())}
@@ -188,9 +213,17 @@ def read_utterance_list(path: str | Path, langs: Sequence[str], images_dir: str 
     return (validate_utterances(utterances, str(path)), images.reset_index(drop=True), counts)
 
 
-def synthesize_utterances(captions: pd.DataFrame, langs: Sequence[str], out_dir: str | Path, *, cap_idx: int = 0,
-                          seed: int = 0, threads: int = 1, progress: bool = True,
-                          pool: VoicePool | None = None) -> tuple[pd.DataFrame, dict[str, float | int]]:
+def synthesize_utterances(
+    captions: pd.DataFrame,
+    langs: Sequence[str],
+    out_dir: str | Path,
+    *,
+    cap_idx: int = 0,
+    seed: int = 0,
+    threads: int = 1,
+    progress: bool = True,
+    pool: VoicePool | None = None,
+) -> tuple[pd.DataFrame, dict[str, float | int]]:
     """Speak caption ``cap_idx`` of every image in every language into ``out_dir/wav/{lang}/``,
     voices drawn from ``pool`` (default: the full pool of :mod:`polyvse.speech.tts`).
 
@@ -200,11 +233,21 @@ def synthesize_utterances(captions: pd.DataFrame, langs: Sequence[str], out_dir:
     from polyvse.speech.tts import DEFAULT_POOL, synthesize_batch
 
     table, requests = synthetic_requests(captions, langs, out_dir, cap_idx)
-    batch = synthesize_batch(requests, seed=seed, threads=threads, progress=progress, desc="TTS",
-                             pool=pool if pool is not None else DEFAULT_POOL)
+    batch = synthesize_batch(
+        requests,
+        seed=seed,
+        threads=threads,
+        progress=progress,
+        desc="TTS",
+        pool=pool if pool is not None else DEFAULT_POOL,
+    )
     spoken = batch.table
-    table = table.assign(voice=spoken["voice"].to_numpy(), rate=spoken["rate"].to_numpy(),
-                         pitch=spoken["pitch"].to_numpy(), duration_s=spoken["duration_s"].to_numpy())
+    table = table.assign(
+        voice=spoken["voice"].to_numpy(),
+        rate=spoken["rate"].to_numpy(),
+        pitch=spoken["pitch"].to_numpy(),
+        duration_s=spoken["duration_s"].to_numpy(),
+    )
     return validate_utterances(table, "synthetic utterances"), batch.summary()
 
 

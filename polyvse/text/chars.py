@@ -46,8 +46,7 @@ class CharVocabulary:
             raise ValueError("CharVocabulary: characters must be unique")
 
     @classmethod
-    def from_texts(cls, texts: Iterable[tuple[str, str]], langs: Sequence[str],
-                   min_count: int = 1) -> "CharVocabulary":
+    def from_texts(cls, texts: Iterable[tuple[str, str]], langs: Sequence[str], min_count: int = 1) -> "CharVocabulary":
         """Build from ``(text, lang)`` pairs; keep characters seen ``min_count`` times."""
         counts: Counter[str] = Counter()
         for text, lang in texts:
@@ -66,18 +65,19 @@ class CharVocabulary:
         ids = ids[:max_len] if max_len else ids
         return ids or [UNK]
 
-    def encode_batch(self, texts: Sequence[str], langs: Sequence[str],
-                     max_len: int | None = None) -> tuple[Tensor, Tensor]:
+    def encode_batch(
+        self, texts: Sequence[str], langs: Sequence[str], max_len: int | None = None
+    ) -> tuple[Tensor, Tensor]:
         """``S`` texts → ``(S, T)`` zero-padded ids and ``(S,)`` lengths."""
         ids = [self.encode(t, l, max_len) for t, l in zip(texts, langs)]
         lengths = torch.tensor([len(x) for x in ids], dtype=torch.long)
         tokens = torch.zeros(len(ids), int(lengths.max()) if ids else 1, dtype=torch.long)
         for i, x in enumerate(ids):
-            tokens[i, :len(x)] = torch.tensor(x, dtype=torch.long)
+            tokens[i, : len(x)] = torch.tensor(x, dtype=torch.long)
         return tokens, lengths
 
     def state_dict(self) -> dict:
-        return {"kind": self.kind, "langs": self.langs, "chars": self.itos[UNK + 1:]}
+        return {"kind": self.kind, "langs": self.langs, "chars": self.itos[UNK + 1 :]}
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "CharVocabulary":

@@ -35,13 +35,19 @@ class EncodedCaptions:
     def subset(self, rows: Tensor | np.ndarray) -> "EncodedCaptions":
         rows_t = torch.as_tensor(rows, dtype=torch.long)
         width = int(self.lengths[rows_t].max()) if len(rows_t) else 1
-        return EncodedCaptions(self.tokens[rows_t, :width], self.lengths[rows_t], self.image_row[rows_t],
-                               self.lang[rows_t], self.langs,
-                               self.frame.iloc[rows_t.numpy()].reset_index(drop=True))
+        return EncodedCaptions(
+            self.tokens[rows_t, :width],
+            self.lengths[rows_t],
+            self.image_row[rows_t],
+            self.lang[rows_t],
+            self.langs,
+            self.frame.iloc[rows_t.numpy()].reset_index(drop=True),
+        )
 
 
-def encode_captions(captions: pd.DataFrame, vocab: Vocabulary, image_index: Mapping[str, int],
-                    max_len: int) -> EncodedCaptions:
+def encode_captions(
+    captions: pd.DataFrame, vocab: Vocabulary, image_index: Mapping[str, int], max_len: int
+) -> EncodedCaptions:
     """Encode the ``text`` of a captions frame; ``image_index`` maps image_id → feature row."""
     missing = sorted(set(captions["image_id"]) - set(image_index))
     if missing:

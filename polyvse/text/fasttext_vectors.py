@@ -84,8 +84,9 @@ def check_pretrained_paths(config: Mapping) -> None:
             raise ConfigError(key, "empty path; name a cc.{lang}.300.bin or .vec file, or remove the key")
         p = Path(path)
         if not p.is_file():
-            raise ConfigError(key, f"pretrained FastText file {path} does not exist"
-                                   if not p.exists() else f"{path} is not a file")
+            raise ConfigError(
+                key, f"pretrained FastText file {path} does not exist" if not p.exists() else f"{path} is not a file"
+            )
         if _suffix(p) not in PRETRAINED_SUFFIXES:
             hint = " (unpack it with gunzip first)" if p.name.lower().endswith(".bin.gz") else ""
             raise ConfigError(key, f"{path}: expected a FastText .bin model or a .vec/.vec.gz text file{hint}")
@@ -139,8 +140,9 @@ def _open_text(path: Path) -> IO[str]:
 def _read_vec_header(line: str, path: Path) -> tuple[int, int]:
     fields = line.split()
     if len(fields) != 2 or not all(f.isdigit() for f in fields):
-        raise InputError(path, f"expected a .vec header 'N D' (word count, dimension), got {line.strip()[:80]!r}",
-                         line=1)
+        raise InputError(
+            path, f"expected a .vec header 'N D' (word count, dimension), got {line.strip()[:80]!r}", line=1
+        )
     return int(fields[0]), int(fields[1])
 
 
@@ -179,8 +181,9 @@ class VecFileVectors:
                 return
             table = folded
         if len(parts) != self.dim + 1:
-            raise InputError(self.path, f"word {word[:40]!r} has {len(parts) - 1} values; the header "
-                                        f"says {self.dim}", line=lineno)
+            raise InputError(
+                self.path, f"word {word[:40]!r} has {len(parts) - 1} values; the header says {self.dim}", line=lineno
+            )
         try:
             table[key] = np.asarray(parts[1:], dtype=np.float32)
         except ValueError:
@@ -198,8 +201,9 @@ class VecFileVectors:
                     self._take(line, lineno, wanted, exact, folded)
             except UnicodeDecodeError as exc:
                 # decoding runs ahead in blocks: the bad byte is at or after this line
-                raise InputError(self.path, f"not valid UTF-8 at or after this line ({exc.reason})",
-                                 line=lineno + 1) from None
+                raise InputError(
+                    self.path, f"not valid UTF-8 at or after this line ({exc.reason})", line=lineno + 1
+                ) from None
         out = np.zeros((len(tokens), self.dim), dtype=np.float32)
         unknown: list[str] = []
         for i, tok in enumerate(tokens):
@@ -292,9 +296,19 @@ def write_corpus(sentences: Iterable[Sequence[str]], path: str | Path) -> int:
     return n
 
 
-def train_fasttext(sentences: Iterable[Sequence[str]], dim: int = 300, epochs: int = 5, min_count: int = 1,
-                   threads: int = 1, bucket: int = 2_000_000, lr: float = 0.05, window: int = 5,
-                   min_n: int = 3, max_n: int = 6, tmp_dir: str | Path | None = None) -> FastTextVectors:
+def train_fasttext(
+    sentences: Iterable[Sequence[str]],
+    dim: int = 300,
+    epochs: int = 5,
+    min_count: int = 1,
+    threads: int = 1,
+    bucket: int = 2_000_000,
+    lr: float = 0.05,
+    window: int = 5,
+    min_n: int = 3,
+    max_n: int = 6,
+    tmp_dir: str | Path | None = None,
+) -> FastTextVectors:
     """Train a skip-gram FastText model on tokenised ``sentences``.
 
     The corpus goes through a temporary file (FastText reads only files),
@@ -313,24 +327,41 @@ def train_fasttext(sentences: Iterable[Sequence[str]], dim: int = 300, epochs: i
             raise ValueError("FastText: the training corpus has no tokens")
         with zero_filled_allocations() as zeroed:
             if not zeroed:
-                log.warning("cannot make allocations zero-filled (no glibc mallopt): FastText starts part of "
-                            "its input matrix from uninitialised memory, so vectors may differ run to run")
+                log.warning(
+                    "cannot make allocations zero-filled (no glibc mallopt): FastText starts part of "
+                    "its input matrix from uninitialised memory, so vectors may differ run to run"
+                )
             try:
                 model = fasttext.train_unsupervised(
-                    tmp, model="skipgram", dim=int(dim), epoch=int(epochs), minCount=int(min_count),
-                    thread=int(threads), bucket=int(bucket), lr=float(lr), ws=int(window), minn=int(min_n),
-                    maxn=int(max_n), verbose=0)
+                    tmp,
+                    model="skipgram",
+                    dim=int(dim),
+                    epoch=int(epochs),
+                    minCount=int(min_count),
+                    thread=int(threads),
+                    bucket=int(bucket),
+                    lr=float(lr),
+                    ws=int(window),
+                    minn=int(min_n),
+                    maxn=int(max_n),
+                    verbose=0,
+                )
             except RuntimeError as exc:
-                raise RuntimeError(f"FastText training failed on {n_lines} sentences ({exc}): "
-                                   f"try a smaller learning rate than {lr}") from exc
+                raise RuntimeError(
+                    f"FastText training failed on {n_lines} sentences ({exc}): try a smaller learning rate than {lr}"
+                ) from exc
     finally:
         os.unlink(tmp)
     return FastTextVectors(model, source="trained")
 
 
-def vocabulary_vectors(tokens: Sequence[str], lang: str, settings: Mapping,
-                       sentences: Iterable[Sequence[str]] | None = None,
-                       threads: int = 1) -> tuple[np.ndarray, dict]:
+def vocabulary_vectors(
+    tokens: Sequence[str],
+    lang: str,
+    settings: Mapping,
+    sentences: Iterable[Sequence[str]] | None = None,
+    threads: int = 1,
+) -> tuple[np.ndarray, dict]:
     """``(V, dim)`` float32 vectors of a language's vocabulary ``tokens``, and a summary.
 
     ``settings`` is config's ``fasttext`` block. When it names a pretrained file
@@ -347,19 +378,32 @@ def vocabulary_vectors(tokens: Sequence[str], lang: str, settings: Mapping,
         key = pretrained_key(lang)
         model = load_pretrained(path, key)
         if model.dim != dim:
-            raise ConfigError(key, f"{path} holds {model.dim}-D vectors but fasttext.dim is {dim}; "
-                                   f"set fasttext.dim: {model.dim}")
+            raise ConfigError(
+                key, f"{path} holds {model.dim}-D vectors but fasttext.dim is {dim}; set fasttext.dim: {model.dim}"
+            )
     else:
         if sentences is None:
             raise ValueError(f"no pretrained vectors for {lang!r}: training sentences are needed")
-        model = train_fasttext(sentences, dim=dim, epochs=settings.get("epochs", 5),
-                               min_count=settings.get("min_count", 1), threads=threads,
-                               bucket=settings.get("bucket", 2_000_000))
+        model = train_fasttext(
+            sentences,
+            dim=dim,
+            epochs=settings.get("epochs", 5),
+            min_count=settings.get("min_count", 1),
+            threads=threads,
+            bucket=settings.get("bucket", 2_000_000),
+        )
     vectors, unknown = model.lookup(tokens)
     seconds = time.perf_counter() - t0  # a .vec file is read by the lookup
-    summary = {"lang": lang, "source": model.source, "path": str(path) if path else None, "dim": model.dim,
-               "words": len(tokens), "seconds": round(seconds, 3), "unknown": len(unknown),
-               "unknown_examples": unknown[:10],
-               "unknown_filled_with": "zeros" if model.source == "vec" else "subword vectors",
-               "threads": threads if not path else None}
+    summary = {
+        "lang": lang,
+        "source": model.source,
+        "path": str(path) if path else None,
+        "dim": model.dim,
+        "words": len(tokens),
+        "seconds": round(seconds, 3),
+        "unknown": len(unknown),
+        "unknown_examples": unknown[:10],
+        "unknown_filled_with": "zeros" if model.source == "vec" else "subword vectors",
+        "threads": threads if not path else None,
+    }
     return vectors, summary

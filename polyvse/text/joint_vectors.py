@@ -20,8 +20,9 @@ import numpy as np
 from polyvse.text.vocab import Vocabulary
 
 
-def joint_vectors(vocab: Vocabulary, tokens: Mapping[str, Sequence[str]],
-                  vectors: Mapping[str, np.ndarray]) -> np.ndarray:
+def joint_vectors(
+    vocab: Vocabulary, tokens: Mapping[str, Sequence[str]], vectors: Mapping[str, np.ndarray]
+) -> np.ndarray:
     """``(len(vocab), D)`` float32: row j is the vector of ``vocab.itos[j]``.
 
     tokens[lang]: the tokens of ``lang``'s vocabulary file in file order;

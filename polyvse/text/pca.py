@@ -56,8 +56,13 @@ class PCAProjection:
     def save(self, path: str | Path) -> None:
         """Write ``mean``, ``components``, ``explained_variance_ratio``, ``n_fitted`` to ``.npz`` atomically."""
         with atomic_path(path, suffix=".npz") as tmp:
-            np.savez(tmp, mean=self.mean, components=self.components,
-                     explained_variance_ratio=self.explained_variance_ratio, n_fitted=np.int64(self.n_fitted))
+            np.savez(
+                tmp,
+                mean=self.mean,
+                components=self.components,
+                explained_variance_ratio=self.explained_variance_ratio,
+                n_fitted=np.int64(self.n_fitted),
+            )
 
     @classmethod
     def load(cls, path: str | Path) -> "PCAProjection":
@@ -91,8 +96,16 @@ def fit_pca(vectors: np.ndarray, dim: int, seed: int = 0) -> PCAProjection:
     n_words, d = vectors.shape
     k = min(dim, n_words - 1, d)
     if k < dim:
-        log.warning("PCA to %d dimensions: %d words of %d-D vectors span at most %d around their mean; "
-                    "components %d..%d are zero", dim, n_words, d, k, k, dim - 1)
+        log.warning(
+            "PCA to %d dimensions: %d words of %d-D vectors span at most %d around their mean; "
+            "components %d..%d are zero",
+            dim,
+            n_words,
+            d,
+            k,
+            k,
+            dim - 1,
+        )
     pca = PCA(n_components=k, svd_solver="full", random_state=seed).fit(vectors)
     components = np.zeros((dim, d), dtype=np.float64)
     components[:k] = pca.components_

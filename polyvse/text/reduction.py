@@ -48,12 +48,12 @@ def threshold_vocabulary(counts: Mapping[str, int], t: int) -> dict[str, int]:
 
 def _check_dictionary(dictionary: MuseDictionary, lang: str) -> None:
     if dictionary.src != lang or dictionary.tgt != ENGLISH:
-        raise ValueError(f"dictionary mapping of {lang!r} needs a {lang}-{ENGLISH} dictionary, "
-                         f"got {dictionary.src}-{dictionary.tgt}")
+        raise ValueError(
+            f"dictionary mapping of {lang!r} needs a {lang}-{ENGLISH} dictionary, got {dictionary.src}-{dictionary.tgt}"
+        )
 
 
-def rare_word_map(counts: Mapping[str, int], t: int, dictionary: MuseDictionary,
-                  lang: str) -> dict[str, list[str]]:
+def rare_word_map(counts: Mapping[str, int], t: int, dictionary: MuseDictionary, lang: str) -> dict[str, list[str]]:
     """Rare words of ``lang`` (seen fewer than ``t`` times) that the dictionary
     translates, each mapped to its first translation as English tokens.
 
@@ -76,8 +76,9 @@ def rare_word_map(counts: Mapping[str, int], t: int, dictionary: MuseDictionary,
     return mapping
 
 
-def map_rare_to_english(tokens: Sequence[str], lang: str, counts: Mapping[str, int], t: int,
-                        dictionary: MuseDictionary | None) -> list[tuple[str, str]]:
+def map_rare_to_english(
+    tokens: Sequence[str], lang: str, counts: Mapping[str, int], t: int, dictionary: MuseDictionary | None
+) -> list[tuple[str, str]]:
     """Tokens of one ``lang`` sentence as ``(language, token)`` pairs, rare words
     replaced by their English translation.
 
@@ -118,8 +119,9 @@ def load_english_dictionaries(directory: str | Path, langs: Sequence[str]) -> di
             continue
         path = found.get((lang, ENGLISH))
         if path is None:
-            raise InputError(Path(directory) / f"{lang}-{ENGLISH}.txt",
-                             "dictionary mapping needs this dictionary and it is missing")
+            raise InputError(
+                Path(directory) / f"{lang}-{ENGLISH}.txt", "dictionary mapping needs this dictionary and it is missing"
+            )
         out[lang] = MuseDictionary.from_file(path, set(langs) | {ENGLISH})
     return out
 
@@ -144,8 +146,14 @@ class DictionaryMappedVocabulary(Vocabulary):
 
     kind = "dictionary_mapped"
 
-    def __init__(self, langs: Sequence[str], tokens: Mapping[str, Sequence[str]], segmenter: str = "chars",
-                 mapping: Mapping[str, Mapping[str, Sequence[str]]] | None = None, t: int = 1):
+    def __init__(
+        self,
+        langs: Sequence[str],
+        tokens: Mapping[str, Sequence[str]],
+        segmenter: str = "chars",
+        mapping: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+        t: int = 1,
+    ):
         super().__init__(langs, tokens, segmenter)
         if ENGLISH not in self.langs:
             raise ValueError("dictionary mapping maps rare words to English: the vocabulary needs English")
@@ -158,9 +166,14 @@ class DictionaryMappedVocabulary(Vocabulary):
                     raise ValueError(f"({lang}, {word}) maps to English {missing} that the vocabulary lacks")
 
     @classmethod
-    def from_counts_and_dictionaries(cls, counts: Mapping[str, Mapping[str, int]], t: int,
-                                     dictionaries: Mapping[str, MuseDictionary], min_count: int = 1,
-                                     segmenter: str = "chars") -> "DictionaryMappedVocabulary":
+    def from_counts_and_dictionaries(
+        cls,
+        counts: Mapping[str, Mapping[str, int]],
+        t: int,
+        dictionaries: Mapping[str, MuseDictionary],
+        min_count: int = 1,
+        segmenter: str = "chars",
+    ) -> "DictionaryMappedVocabulary":
         """Build from per-language training counts, thresholding non-English
         languages at ``t`` and mapping their rarer words through ``dictionaries``
         (lang → its ``lang``-en dictionary)."""

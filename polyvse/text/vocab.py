@@ -41,8 +41,9 @@ def training_texts(captions: pd.DataFrame, lang: str, where: str = "captions") -
     return train["text"]
 
 
-def training_counts(captions: pd.DataFrame, lang: str, segmenter: str = "chars",
-                    where: str = "captions") -> Counter[str]:
+def training_counts(
+    captions: pd.DataFrame, lang: str, segmenter: str = "chars", where: str = "captions"
+) -> Counter[str]:
     """Token counts of ``lang``'s training-split captions (the ``vocab`` rule's counts)."""
     return count_tokens(training_texts(captions, lang, where), lang, segmenter)
 
@@ -58,8 +59,7 @@ def read_counts(path: str | Path) -> dict[str, int]:
     path = Path(path)
     if not path.exists():
         raise InputError(path, "vocabulary file is missing")
-    df = pd.read_csv(path, sep="\t", dtype={"token": str, "count": "int64"}, keep_default_na=False,
-                     quoting=3)
+    df = pd.read_csv(path, sep="\t", dtype={"token": str, "count": "int64"}, keep_default_na=False, quoting=3)
     if list(df.columns) != ["token", "count"]:
         raise InputError(path, f"expected columns token, count; found {list(df.columns)}", line=1)
     return dict(zip(df["token"], df["count"]))
@@ -82,11 +82,14 @@ class Vocabulary:
                 self.itos.append((lang, tok))
 
     @classmethod
-    def from_counts(cls, counts: Mapping[str, Mapping[str, int]], min_count: int = 1,
-                    segmenter: str = "chars") -> "Vocabulary":
+    def from_counts(
+        cls, counts: Mapping[str, Mapping[str, int]], min_count: int = 1, segmenter: str = "chars"
+    ) -> "Vocabulary":
         """Keep tokens seen at least ``min_count`` times in training, per language."""
-        kept = {lang: [t for t, c in sorted(c_.items(), key=lambda kv: (-kv[1], kv[0])) if c >= min_count]
-                for lang, c_ in counts.items()}
+        kept = {
+            lang: [t for t, c in sorted(c_.items(), key=lambda kv: (-kv[1], kv[0])) if c >= min_count]
+            for lang, c_ in counts.items()
+        }
         return cls(list(counts.keys()), kept, segmenter)
 
     def __len__(self) -> int:
@@ -106,8 +109,11 @@ class Vocabulary:
         return dict(Counter(lang for lang, _ in self.itos[1:]))
 
     def state_dict(self) -> dict:
-        return {"langs": self.langs, "segmenter": self.segmenter,
-                "tokens": {lang: [t for (l, t) in self.itos[1:] if l == lang and t != "<unk>"] for lang in self.langs}}
+        return {
+            "langs": self.langs,
+            "segmenter": self.segmenter,
+            "tokens": {lang: [t for (l, t) in self.itos[1:] if l == lang and t != "<unk>"] for lang in self.langs},
+        }
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "Vocabulary":

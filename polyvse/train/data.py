@@ -21,8 +21,9 @@ DEFAULT_LANGUAGE_BALANCE = "balanced"
 """``training.language_balance`` where a settings mapping lacks it (config/schema.yaml's default)."""
 
 
-def language_shares(balance: str | Mapping[str, float], langs: Sequence[str],
-                    key: str = "training.language_balance") -> np.ndarray | None:
+def language_shares(
+    balance: str | Mapping[str, float], langs: Sequence[str], key: str = "training.language_balance"
+) -> np.ndarray | None:
     """Target share of caption rows of each language of ``langs`` in a batch.
 
     ``balance``: ``natural`` (None: no target, images drawn uniformly),
@@ -33,18 +34,22 @@ def language_shares(balance: str | Mapping[str, float], langs: Sequence[str],
     """
     if isinstance(balance, str):
         if balance not in LANGUAGE_BALANCES:
-            raise ValueError(f"{key}: {balance!r} is neither {' nor '.join(LANGUAGE_BALANCES)} "
-                             "nor a mapping language -> share")
+            raise ValueError(
+                f"{key}: {balance!r} is neither {' nor '.join(LANGUAGE_BALANCES)} nor a mapping language -> share"
+            )
         if balance == "natural":
             return None
         return np.full(len(langs), 1.0 / max(1, len(langs)))
     if not isinstance(balance, Mapping):
-        raise ValueError(f"{key}: expected balanced, natural or a mapping language -> share, "
-                         f"got {type(balance).__name__}")
+        raise ValueError(
+            f"{key}: expected balanced, natural or a mapping language -> share, got {type(balance).__name__}"
+        )
     missing = [l for l in langs if l not in balance]
     if missing:
-        raise ValueError(f"{key}: no share for training language(s) {', '.join(missing)} "
-                         f"(the mapping names {', '.join(map(str, balance)) or 'none'})")
+        raise ValueError(
+            f"{key}: no share for training language(s) {', '.join(missing)} "
+            f"(the mapping names {', '.join(map(str, balance)) or 'none'})"
+        )
     weights = []
     for l in langs:
         w = balance[l]
@@ -99,8 +104,14 @@ class ImageGroupedBatches:
     ``shares=None`` is the natural, uniform draw of images.
     """
 
-    def __init__(self, image_row: Tensor, images_per_batch: int, captions_per_image: int = 2,
-                 lang: Tensor | None = None, shares: np.ndarray | None = None):
+    def __init__(
+        self,
+        image_row: Tensor,
+        images_per_batch: int,
+        captions_per_image: int = 2,
+        lang: Tensor | None = None,
+        shares: np.ndarray | None = None,
+    ):
         self.images_per_batch = images_per_batch
         self.captions_per_image = captions_per_image
         rows = image_row.numpy()
@@ -118,19 +129,25 @@ class ImageGroupedBatches:
             lang_np = lang.numpy()
             n_langs = len(self.shares)
             if len(lang_np) and int(lang_np.max()) >= n_langs:
-                raise ValueError(f"caption language index {int(lang_np.max())} has no share "
-                                 f"({n_langs} shares given)")
+                raise ValueError(f"caption language index {int(lang_np.max())} has no share ({n_langs} shares given)")
             # per image, its caption rows of each language; per language, the images it captions
             self.rows_by_lang: list[dict[int, np.ndarray]] = [
-                {l: caps[lang_np[caps] == l] for l in np.unique(lang_np[caps]).tolist()}
-                for caps in self.caption_rows]
-            self.pools = [np.array([i for i, by in enumerate(self.rows_by_lang) if l in by], dtype=np.int64)
-                          for l in range(n_langs)]
+                {l: caps[lang_np[caps] == l] for l in np.unique(lang_np[caps]).tolist()} for caps in self.caption_rows
+            ]
+            self.pools = [
+                np.array([i for i, by in enumerate(self.rows_by_lang) if l in by], dtype=np.int64)
+                for l in range(n_langs)
+            ]
 
     @classmethod
-    def for_captions(cls, captions: EncodedCaptions, images_per_batch: int, captions_per_image: int = 2,
-                     balance: str | Mapping[str, float] = DEFAULT_LANGUAGE_BALANCE,
-                     key: str = "training.language_balance") -> "ImageGroupedBatches":
+    def for_captions(
+        cls,
+        captions: EncodedCaptions,
+        images_per_batch: int,
+        captions_per_image: int = 2,
+        balance: str | Mapping[str, float] = DEFAULT_LANGUAGE_BALANCE,
+        key: str = "training.language_balance",
+    ) -> "ImageGroupedBatches":
         """The sampler of an encoded caption set with ``balance`` (config
         ``training.language_balance``) over the languages its rows hold."""
         present = sorted(set(captions.lang.tolist()))
@@ -157,7 +174,7 @@ class ImageGroupedBatches:
         for _ in range(len(self)):
             if cursor + self.images_per_batch > n_img:
                 perm, cursor = rng.permutation(n_img), 0
-            chosen = perm[cursor: cursor + self.images_per_batch]
+            chosen = perm[cursor : cursor + self.images_per_batch]
             cursor += self.images_per_batch
             batch = []
             for img in chosen:
@@ -212,8 +229,7 @@ class ImageGroupedBatches:
             yield np.asarray(batch, dtype=np.int64)
 
 
-def collate(encoded: EncodedCaptions, rows: np.ndarray, features: Tensor,
-            device: torch.device) -> dict[str, Tensor]:
+def collate(encoded: EncodedCaptions, rows: np.ndarray, features: Tensor, device: torch.device) -> dict[str, Tensor]:
     """A training batch: unique image features, sentences, and who describes what.
 
     Returns images ``(B, F)``, tokens ``(S, T)``, lengths ``(S,)``, lang ``(S,)``,

@@ -107,8 +107,9 @@ def variant_needs(settings: Mapping) -> VariantNeeds:
         return VariantNeeds(dictionaries=dictionaries)
     if spec.latent:
         pca = int(options["specific_dim"]) if spec.specific_vectors and options.get("specific_words", 0) else None
-        return VariantNeeds(pca_dim=pca, pca_langs=langs if pca else [], pretrain=options["pretrain"],
-                            dictionaries=dictionaries)
+        return VariantNeeds(
+            pca_dim=pca, pca_langs=langs if pca else [], pretrain=options["pretrain"], dictionaries=dictionaries
+        )
     return VariantNeeds(dictionaries=dictionaries)
 
 
@@ -133,12 +134,20 @@ class FamilyInputs:
 def config_options(options: Mapping, config_cls: type) -> dict[str, Any]:
     """The options that are fields of ``config_cls`` (architecture), without
     the sizes the vocabulary and data decide."""
-    names = {f.name for f in fields(config_cls)} - {"vocab_size", "image_dim", "n_langs", "language_sizes",
-                                                      "n_latent", "n_specific", "input_dim"}
+    names = {f.name for f in fields(config_cls)} - {
+        "vocab_size",
+        "image_dim",
+        "n_langs",
+        "language_sizes",
+        "n_latent",
+        "n_specific",
+        "input_dim",
+    }
     return {k: v for k, v in options.items() if k in names}
 
 
 # -- vocabulary ---------------------------------------------------------------------
+
 
 def build_vocabulary(settings: Mapping, inputs: FamilyInputs, train_captions: "pd.DataFrame"):
     """The variant's vocabulary: characters (LIWE), a joint word index
@@ -155,11 +164,13 @@ def build_vocabulary(settings: Mapping, inputs: FamilyInputs, train_captions: "p
     counts = {l: inputs.counts[l] for l in langs}
     if reduce.get("dictionary_threshold"):
         return DictionaryMappedVocabulary.from_counts_and_dictionaries(
-            counts, int(reduce["dictionary_threshold"]), inputs.dictionaries, text["min_count"], text["segmenter"])
+            counts, int(reduce["dictionary_threshold"]), inputs.dictionaries, text["min_count"], text["segmenter"]
+        )
     return Vocabulary.from_counts(counts, int(reduce.get("min_count") or text["min_count"]), text["segmenter"])
 
 
 # -- model --------------------------------------------------------------------------
+
 
 def initial_word_vectors(settings: Mapping, vocab, inputs: FamilyInputs):
     """``(len(vocab), d)`` initial word embeddings (None: random) and d."""
@@ -174,8 +185,10 @@ def initial_word_vectors(settings: Mapping, vocab, inputs: FamilyInputs):
     table = inputs.fasttext if kind == "fasttext" else inputs.pca
     vectors = torch.from_numpy(joint_vectors(vocab, inputs.tokens, table))
     if kind == "fasttext" and vectors.shape[1] != int(options["word_dim"]):
-        raise ValueError(f"word_vectors fasttext: the FastText vectors are {vectors.shape[1]}-D but word_dim is "
-                         f"{options['word_dim']}; set models.{settings['model']}.word_dim to the FastText dimension")
+        raise ValueError(
+            f"word_vectors fasttext: the FastText vectors are {vectors.shape[1]}-D but word_dim is "
+            f"{options['word_dim']}; set models.{settings['model']}.word_dim to the FastText dimension"
+        )
     if kind == "pca" and vectors.shape[1] != pca_dim:
         raise ValueError(f"word_vectors pca: the PCA vectors are {vectors.shape[1]}-D, pca_dim is {pca_dim}")
     return vectors, int(vectors.shape[1])
@@ -223,8 +236,10 @@ def build_model(settings: Mapping, vocab, image_dim: int, inputs: FamilyInputs) 
         cls = {"la": LanguageAgnostic, "hem": HEM, "smalr": SMALR}[family]
         arch = config_options(options, HEMConfig)
         if int(arch.get("universal_dim", assignment.embeddings.shape[1])) != assignment.embeddings.shape[1]:
-            raise ValueError(f"the pretrained latent embeddings are {assignment.embeddings.shape[1]}-D but "
-                             f"universal_dim is {arch['universal_dim']}")
+            raise ValueError(
+                f"the pretrained latent embeddings are {assignment.embeddings.shape[1]}-D but "
+                f"universal_dim is {arch['universal_dim']}"
+            )
         return cls.from_vocabulary(vocab, image_dim, assignment, specific, specific_vectors, **arch)
     if family == "liwe":
         return LIWE(LIWEConfig(vocab_size=len(vocab), image_dim=image_dim, **config_options(options, LIWEConfig)))
@@ -232,6 +247,7 @@ def build_model(settings: Mapping, vocab, image_dim: int, inputs: FamilyInputs) 
 
 
 # -- objectives and phases ------------------------------------------------------------
+
 
 def make_objective(settings: Mapping):
     """The main-phase objective of the variant's family (with its ablation flags)."""
@@ -244,15 +260,25 @@ def make_objective(settings: Mapping):
     if family in ("embn", "parallel_embn"):
         return EmbNObjective(**common, neighbourhood_weight=tr["neighbourhood_weight"])
     if family == "mule":
-        return MULEObjective(**common, neighbourhood_weight=tr["neighbourhood_weight"],
-                             adversarial_weight=o["adversarial_weight"], final_nc=o["final_nc"],
-                             universal_nc=o["universal_nc"], language_classifier=o["language_classifier"])
+        return MULEObjective(
+            **common,
+            neighbourhood_weight=tr["neighbourhood_weight"],
+            adversarial_weight=o["adversarial_weight"],
+            final_nc=o["final_nc"],
+            universal_nc=o["universal_nc"],
+            language_classifier=o["language_classifier"],
+        )
     if family in ("la", "hem", "smalr"):
         mclm = family == "smalr"
-        return SMALRObjective(**common, neighbourhood_weight=tr["neighbourhood_weight"],
-                              adversarial_weight=o["adversarial_weight"], mclm=mclm,
-                              mask_weight=o.get("mask_weight", 1e-4), mask_rate=o.get("mask_rate", 0.2),
-                              masked_multimodal=o.get("masked_multimodal", True))
+        return SMALRObjective(
+            **common,
+            neighbourhood_weight=tr["neighbourhood_weight"],
+            adversarial_weight=o["adversarial_weight"],
+            mclm=mclm,
+            mask_weight=o.get("mask_weight", 1e-4),
+            mask_rate=o.get("mask_rate", 0.2),
+            masked_multimodal=o.get("masked_multimodal", True),
+        )
     if family == "liwe":
         return LIWEObjective(margin=o["loss_margin"], top_k=o["loss_top_k"], sentence_weight=1.0)
     raise KeyError(f"unknown model family {family!r}")
@@ -280,7 +306,14 @@ def phases(settings: Mapping, model: "nn.Module") -> list[Phase]:
     tr, options = settings["training"], settings["model_options"]
     out = []
     if settings["model"] == "mule" and int(options.get("lp_epochs", 0)) > 0:
-        out.append(Phase("lp", MULEPretrainObjective(tr["margin"], tr["top_k"]), int(options["lp_epochs"]),
-                         parameters=model.universal_parameters(), select_by="loss"))
+        out.append(
+            Phase(
+                "lp",
+                MULEPretrainObjective(tr["margin"], tr["top_k"]),
+                int(options["lp_epochs"]),
+                parameters=model.universal_parameters(),
+                select_by="loss",
+            )
+        )
     out.append(Phase("main", make_objective(settings), int(tr["epochs"])))
     return out

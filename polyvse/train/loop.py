@@ -59,13 +59,26 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def run_epochs(model: nn.Module, optimiser: torch.optim.Optimizer,
-               batches: Callable[[np.random.Generator], Iterable[object]], n_batches: int,
-               step: Callable[[object], dict[str, Tensor]], validate: Callable[[nn.Module], float | Mapping],
-               *, epochs: int, seed: int, checkpoint_dir: Path, run_id: str, device: torch.device,
-               grad_clip: float = 0.0, scheduler: object | None = None,
-               after_step: Callable[[], None] | None = None, stateful: Mapping[str, object] | None = None,
-               score_name: str = "val_mR", progress: bool = True) -> FitResult:
+def run_epochs(
+    model: nn.Module,
+    optimiser: torch.optim.Optimizer,
+    batches: Callable[[np.random.Generator], Iterable[object]],
+    n_batches: int,
+    step: Callable[[object], dict[str, Tensor]],
+    validate: Callable[[nn.Module], float | Mapping],
+    *,
+    epochs: int,
+    seed: int,
+    checkpoint_dir: Path,
+    run_id: str,
+    device: torch.device,
+    grad_clip: float = 0.0,
+    scheduler: object | None = None,
+    after_step: Callable[[], None] | None = None,
+    stateful: Mapping[str, object] | None = None,
+    score_name: str = "val_mR",
+    progress: bool = True,
+) -> FitResult:
     """The epoch loop every training branch shares: train, validate, keep the best, checkpoint.
 
     ``batches(rng)`` yields one epoch's batches (``n_batches`` of them) from an rng seeded
@@ -105,8 +118,15 @@ def run_epochs(model: nn.Module, optimiser: torch.optim.Optimizer,
         model.train()
         t0 = time.perf_counter()
         sums: dict[str, float] = {}
-        bar = tqdm(batches(rng), total=n_batches, desc=f"epoch {epoch}/{epochs}",
-                   disable=not progress, file=sys.stderr, mininterval=5.0, leave=False)
+        bar = tqdm(
+            batches(rng),
+            total=n_batches,
+            desc=f"epoch {epoch}/{epochs}",
+            disable=not progress,
+            file=sys.stderr,
+            mininterval=5.0,
+            leave=False,
+        )
         for batch in bar:
             terms = step(batch)
             optimiser.zero_grad(set_to_none=True)
@@ -125,16 +145,27 @@ def run_epochs(model: nn.Module, optimiser: torch.optim.Optimizer,
             validated = validate(model)
         scores = dict(validated) if isinstance(validated, Mapping) else {score_name: float(validated)}
         score = float(scores[score_name])
-        row = {"epoch": epoch, **{k: v / max(1, n_batches) for k, v in sums.items()}, **scores,
-               "seconds": round(time.perf_counter() - t0, 2)}
+        row = {
+            "epoch": epoch,
+            **{k: v / max(1, n_batches) for k, v in sums.items()},
+            **scores,
+            "seconds": round(time.perf_counter() - t0, 2),
+        }
         rows.append(row)
         if score > best["score"]:
             best = {"epoch": epoch, "score": score, "state": copy.deepcopy(model.state_dict())}
         log.info("epoch %d: %s", epoch, "  ".join(f"{k}={v:.4g}" for k, v in row.items() if k != "epoch"))
-        save_torch({"run_id": run_id, "epoch": epoch, "model": model.state_dict(),
-                    "optimiser": optimiser.state_dict(), "log": rows, "best": best,
-                    "state": {name: obj.state_dict() for name, obj in stateful.items()}},  # type: ignore[attr-defined]
-                   last_path)
+        save_torch(
+            {
+                "run_id": run_id,
+                "epoch": epoch,
+                "model": model.state_dict(),
+                "optimiser": optimiser.state_dict(),
+                "log": rows,
+                "best": best,
+                "state": {name: obj.state_dict() for name, obj in stateful.items()},
+            },  # type: ignore[attr-defined]
+            last_path,
+        )
         write_tsv(pd.DataFrame(rows), checkpoint_dir / "epochs.tsv", float_format="%.5g")
     return FitResult(best["state"], best["epoch"], float(best["score"]), pd.DataFrame(rows), resumed_from=start)
-

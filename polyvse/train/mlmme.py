@@ -44,6 +44,7 @@ from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epoch
 
 log = logging.getLogger(__name__)
 
+
 class TupleSampler:
     """MLMME's training tuples (§2): an image and one sentence per language.
 
@@ -62,12 +63,14 @@ class TupleSampler:
             by_lang[lang] = dict(zip(images.tolist(), np.split(order, starts[1:])))
         shared = set.intersection(*(set(d) for d in by_lang.values()))
         if not shared:
-            raise InputError("MLMME training captions", f"no training image has sentences in all of "
-                                                        f"{', '.join(self.langs)}")
+            raise InputError(
+                "MLMME training captions", f"no training image has sentences in all of {', '.join(self.langs)}"
+            )
         self.images = np.array(sorted(shared), dtype=np.int64)
         self.captions = {lang: [by_lang[lang][i] for i in self.images.tolist()] for lang in self.langs}
-        self.per_image = np.array([max(len(self.captions[lang][j]) for lang in self.langs)
-                                   for j in range(len(self.images))], dtype=np.int64)
+        self.per_image = np.array(
+            [max(len(self.captions[lang][j]) for lang in self.langs) for j in range(len(self.images))], dtype=np.int64
+        )
 
     def __len__(self) -> int:
         """Tuples an epoch: Σ over images of the best-covered language's caption count."""
@@ -105,19 +108,39 @@ class MLMMEObjective:
         if self.contrastive == "random":
             pick = batch["contrastive_index"]
             negatives = ContrastiveSet(images[pick], {k: v[pick] for k, v in sentences.items()})
-            out = multilingual_ranking_loss(images[:b], {k: v[:b] for k, v in sentences.items()}, beta=self.beta,
-                                            margin=self.margin, contrastive="random", negatives=negatives,
-                                            reduction=self.reduction)
+            out = multilingual_ranking_loss(
+                images[:b],
+                {k: v[:b] for k, v in sentences.items()},
+                beta=self.beta,
+                margin=self.margin,
+                contrastive="random",
+                negatives=negatives,
+                reduction=self.reduction,
+            )
         else:
-            out = multilingual_ranking_loss(images, sentences, beta=self.beta, margin=self.margin,
-                                            contrastive="in_batch", image_ids=batch["image_ids"],
-                                            reduction=self.reduction)
+            out = multilingual_ranking_loss(
+                images,
+                sentences,
+                beta=self.beta,
+                margin=self.margin,
+                contrastive="in_batch",
+                image_ids=batch["image_ids"],
+                reduction=self.reduction,
+            )
         return {"loss": out.total, "S_I": out.image_sentence.detach(), "S_S": out.sentence_sentence.detach()}
 
 
-def tuple_batches(sampler: TupleSampler, encoded: Mapping[str, EncodedCaptions], features: Tensor,
-                  batch_size: int, contrastive: str, n_contrastive: int, pool: str, rng: np.random.Generator,
-                  device: torch.device) -> Iterator[dict]:
+def tuple_batches(
+    sampler: TupleSampler,
+    encoded: Mapping[str, EncodedCaptions],
+    features: Tensor,
+    batch_size: int,
+    contrastive: str,
+    n_contrastive: int,
+    pool: str,
+    rng: np.random.Generator,
+    device: torch.device,
+) -> Iterator[dict]:
     """One epoch's batches: tuples paired and shuffled with ``rng``, split into
     ``ceil(n / batch_size)`` batches of near-equal size.
 
@@ -138,13 +161,20 @@ def tuple_batches(sampler: TupleSampler, encoded: Mapping[str, EncodedCaptions],
     for idx in np.array_split(order, max(1, -(-n // batch_size))):
         b = len(idx)
         take = idx if whole is None else np.concatenate([idx, whole[idx].reshape(-1)])
-        batch = {"size": b,
-                 "images": features[torch.from_numpy(images[take])].to(device),
-                 "image_ids": torch.from_numpy(images[take]).to(device),
-                 "sentences": {lang: _sentences(encoded[lang], rows[lang][take], device) for lang in sampler.langs}}
+        batch = {
+            "size": b,
+            "images": features[torch.from_numpy(images[take])].to(device),
+            "image_ids": torch.from_numpy(images[take]).to(device),
+            "sentences": {lang: _sentences(encoded[lang], rows[lang][take], device) for lang in sampler.langs},
+        }
         if contrastive == "random":
-            pick = (b + torch.arange(b * n_contrastive).reshape(b, n_contrastive) if whole is not None else
-                    sample_contrastive_indices(b, n_contrastive, generator=gen, group_ids=torch.from_numpy(images[idx])))
+            pick = (
+                b + torch.arange(b * n_contrastive).reshape(b, n_contrastive)
+                if whole is not None
+                else sample_contrastive_indices(
+                    b, n_contrastive, generator=gen, group_ids=torch.from_numpy(images[idx])
+                )
+            )
             batch["contrastive_index"] = pick.to(device)
         yield batch
 
@@ -158,18 +188,30 @@ class TrainedMLMME:
 
     def saved(self) -> dict:
         """The dict the mlmme_train rule writes (model.pt); :func:`load_mlmme` reads it."""
-        return {"family": self.model.family, "config": self.model.config.as_dict(),
-                "state_dict": self.model.state_dict(), "vocab": self.vocab.state_dict(),
-                "best_epoch": self.fit.best_epoch, "val_mR": self.fit.best_score,
-                "max_len": self.settings["text"]["max_len"], "langs": self.settings["langs"],
-                "beta": self.settings["beta"]}
+        return {
+            "family": self.model.family,
+            "config": self.model.config.as_dict(),
+            "state_dict": self.model.state_dict(),
+            "vocab": self.vocab.state_dict(),
+            "best_epoch": self.fit.best_epoch,
+            "val_mR": self.fit.best_score,
+            "max_len": self.settings["text"]["max_len"],
+            "langs": self.settings["langs"],
+            "beta": self.settings["beta"],
+        }
 
     def parameter_summary(self) -> dict:
         train, test = self.model.parameter_counts()
-        return {"langs": self.settings["langs"], "beta": self.settings["beta"], "params_train": int(train),
-                "params_test": int(test), "best_epoch": int(self.fit.best_epoch),
-                "val_mR": round(float(self.fit.best_score), 3), "epochs_run": int(len(self.fit.log)),
-                "resumed_from_epoch": int(self.fit.resumed_from)}
+        return {
+            "langs": self.settings["langs"],
+            "beta": self.settings["beta"],
+            "params_train": int(train),
+            "params_test": int(test),
+            "best_epoch": int(self.fit.best_epoch),
+            "val_mR": round(float(self.fit.best_score), 3),
+            "epochs_run": int(len(self.fit.log)),
+            "resumed_from_epoch": int(self.fit.resumed_from),
+        }
 
 
 def load_mlmme(saved: Mapping) -> tuple[MLMME, Vocabulary]:
@@ -184,9 +226,16 @@ def _human(captions: pd.DataFrame, split: str, lang: str) -> pd.DataFrame:
     return captions[keep].reset_index(drop=True)
 
 
-def train_mlmme(captions: pd.DataFrame, features: np.ndarray, image_ids: Sequence[str],
-                vocab_counts: Mapping[str, Mapping[str, int]], settings: Mapping, checkpoint_dir: Path,
-                threads: int = 1, progress: bool = True) -> TrainedMLMME:
+def train_mlmme(
+    captions: pd.DataFrame,
+    features: np.ndarray,
+    image_ids: Sequence[str],
+    vocab_counts: Mapping[str, Mapping[str, int]],
+    settings: Mapping,
+    checkpoint_dir: Path,
+    threads: int = 1,
+    progress: bool = True,
+) -> TrainedMLMME:
     """Train one run of :func:`run_settings` on the human captions of its languages;
     keep the epoch with the best validation mR (mean over the languages)."""
     torch.set_num_threads(threads)
@@ -208,19 +257,45 @@ def train_mlmme(captions: pd.DataFrame, features: np.ndarray, image_ids: Sequenc
     objective = MLMMEObjective(settings["beta"], settings["margin"], settings["contrastive"], settings["reduction"])
     optimiser = adam(model.parameters(), lr=tr["lr"])
     n_batches = -(-len(sampler) // tr["batch_size"])
-    log.info("MLMME on %s, β = %g, %s contrastive terms (%s): %d images, %d tuples an epoch (%d batches), "
-             "vocabulary %d, device %s, %d threads", "+".join(langs), settings["beta"], settings["contrastive"],
-             settings["contrastive_pool"] if settings["contrastive"] == "random" else "every other tuple of the batch",
-             len(sampler.images), len(sampler), n_batches, len(vocab), device, threads)
+    log.info(
+        "MLMME on %s, β = %g, %s contrastive terms (%s): %d images, %d tuples an epoch (%d batches), "
+        "vocabulary %d, device %s, %d threads",
+        "+".join(langs),
+        settings["beta"],
+        settings["contrastive"],
+        settings["contrastive_pool"] if settings["contrastive"] == "random" else "every other tuple of the batch",
+        len(sampler.images),
+        len(sampler),
+        n_batches,
+        len(vocab),
+        device,
+        threads,
+    )
     result = run_epochs(
-        model, optimiser,
-        lambda rng: tuple_batches(sampler, encoded, feats, tr["batch_size"], settings["contrastive"],
-                                  settings["n_contrastive"], settings["contrastive_pool"], rng, device),
-        n_batches, lambda batch: objective(model, batch),
+        model,
+        optimiser,
+        lambda rng: tuple_batches(
+            sampler,
+            encoded,
+            feats,
+            tr["batch_size"],
+            settings["contrastive"],
+            settings["n_contrastive"],
+            settings["contrastive_pool"],
+            rng,
+            device,
+        ),
+        n_batches,
+        lambda batch: objective(model, batch),
         lambda m: mean_validation_recall(m, feats, val),
-        epochs=tr["epochs"], seed=settings["seed"], checkpoint_dir=checkpoint_dir,
-        run_id=fingerprint(settings, len(vocab), feats.shape, len(sampler)), device=device,
-        grad_clip=tr["grad_clip"], progress=progress)
+        epochs=tr["epochs"],
+        seed=settings["seed"],
+        checkpoint_dir=checkpoint_dir,
+        run_id=fingerprint(settings, len(vocab), feats.shape, len(sampler)),
+        device=device,
+        grad_clip=tr["grad_clip"],
+        progress=progress,
+    )
     model.load_state_dict(result.best_state)
     model.cpu()
     log.info("best epoch %d, validation mR %.2f", result.best_epoch, result.best_score)

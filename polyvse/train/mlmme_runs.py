@@ -47,11 +47,18 @@ def run_settings(config: Mapping, run: str) -> dict:
     run, offset = replica_offset(run)
     if run not in runs:
         raise ConfigError(f"{CONFIG_KEY}.betas", f"no run named {run!r} (runs: {', '.join(runs)})")
-    return {**runs[run], "model": dict(block["model"]), "training": dict(block["training"]),
-            "contrastive": block["contrastive"], "n_contrastive": int(block["n_contrastive"]),
-            "contrastive_pool": block["contrastive_pool"],
-            "margin": float(block["margin"]), "reduction": block["reduction"],
-            "text": dict(config.get("text", {})), "seed": int(config.get("seed", 0)) + offset}
+    return {
+        **runs[run],
+        "model": dict(block["model"]),
+        "training": dict(block["training"]),
+        "contrastive": block["contrastive"],
+        "n_contrastive": int(block["n_contrastive"]),
+        "contrastive_pool": block["contrastive_pool"],
+        "margin": float(block["margin"]),
+        "reduction": block["reduction"],
+        "text": dict(config.get("text", {})),
+        "seed": int(config.get("seed", 0)) + offset,
+    }
 
 
 def check_mlmme_config(config: Mapping) -> None:

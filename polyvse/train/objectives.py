@@ -37,7 +37,8 @@ class EmbNObjective:
     def __call__(self, model: nn.Module, batch: dict[str, Tensor]) -> dict[str, Tensor]:
         img = model.embed_images(batch["images"])
         txt = model.embed_sentences(batch["tokens"], batch["lengths"], batch["lang"])
-        mm = same_language_triplet(img, txt, batch["image_of_sentence"], batch["lang"], self.margin,
-                                   self.top_k, self.sentence_weight)
+        mm = same_language_triplet(
+            img, txt, batch["image_of_sentence"], batch["lang"], self.margin, self.top_k, self.sentence_weight
+        )
         nc = neighbourhood_triplet(txt, batch["image_of_sentence"], self.margin, self.top_k)
         return {"loss": mm + self.neighbourhood_weight * nc, "multimodal": mm, "neighbourhood": nc}

@@ -26,8 +26,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from polyvse.losses.triplet import (multimodal_triplet, neighbourhood_triplet, same_language_triplet,
-                                    top_k_triplet)
+from polyvse.losses.triplet import multimodal_triplet, neighbourhood_triplet, same_language_triplet, top_k_triplet
 from polyvse.models.gradient_reversal import dann_lambda
 from polyvse.train.objectives import EmbNObjective
 
@@ -140,6 +139,7 @@ class LIWEObjective:
     def __call__(self, model: nn.Module, batch: dict[str, Tensor]) -> dict[str, Tensor]:
         images = model.embed_images(batch["images"])
         sentences = model.embed_sentences(batch["tokens"], batch["lengths"], batch["lang"])
-        mm = multimodal_triplet(images, sentences, batch["image_of_sentence"], self.margin, self.top_k,
-                                self.sentence_weight)
+        mm = multimodal_triplet(
+            images, sentences, batch["image_of_sentence"], self.margin, self.top_k, self.sentence_weight
+        )
         return {"loss": mm, "multimodal": mm}

@@ -68,21 +68,41 @@ class SMALRObjective:
         ios = batch["image_of_sentence"]
         images = model.embed_images(batch["images"])
         universal, sentences = model.encode(tokens, lengths, langs)
-        terms = {"multimodal": multimodal_triplet(images, sentences, ios, self.margin, self.top_k,
-                                                  self.sentence_weight)}
+        terms = {
+            "multimodal": multimodal_triplet(images, sentences, ios, self.margin, self.top_k, self.sentence_weight)
+        }
         loss = terms["multimodal"]
         if self.mclm:
             if not hasattr(model, "mclm_universal"):
-                raise ValueError(f"model family {getattr(model, 'family', '?')!r} has no MCLM heads; "
-                                 "use SMALR or mclm=False")
-            out = masked_cross_language(model.encode, model.mclm_universal, model.mclm_final, tokens, lengths,
-                                        langs, ios, universal, sentences, self.mask_rate, self.generator)
-            terms.update({"mask": out.loss, "mask_universal": out.universal, "mask_final": out.final,
-                          "mask_pairs": torch.tensor(float(out.n_pairs))})
+                raise ValueError(
+                    f"model family {getattr(model, 'family', '?')!r} has no MCLM heads; use SMALR or mclm=False"
+                )
+            out = masked_cross_language(
+                model.encode,
+                model.mclm_universal,
+                model.mclm_final,
+                tokens,
+                lengths,
+                langs,
+                ios,
+                universal,
+                sentences,
+                self.mask_rate,
+                self.generator,
+            )
+            terms.update(
+                {
+                    "mask": out.loss,
+                    "mask_universal": out.universal,
+                    "mask_final": out.final,
+                    "mask_pairs": torch.tensor(float(out.n_pairs)),
+                }
+            )
             loss = loss + self.mask_weight * out.loss
             if self.masked_multimodal:
-                terms["multimodal_masked"] = multimodal_triplet(images, out.masked_final, ios, self.margin,
-                                                                self.top_k, self.sentence_weight)
+                terms["multimodal_masked"] = multimodal_triplet(
+                    images, out.masked_final, ios, self.margin, self.top_k, self.sentence_weight
+                )
                 loss = loss + terms["multimodal_masked"]
         terms.update(language_terms(model, universal, langs, self.progress))
         loss = loss + self.adversarial_weight * terms["language"]

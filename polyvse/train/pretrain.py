@@ -112,10 +112,18 @@ def pretraining_captions(captions: pd.DataFrame, split: str, langs: list[str], w
     return captions[keep].reset_index(drop=True)
 
 
-def pretrain_latent_vocabulary(captions: pd.DataFrame, tokens: Mapping[str, list[str]],
-                               counts: Mapping[str, Mapping[str, int]], fasttext: Mapping[str, np.ndarray],
-                               settings: Mapping, text: Mapping, checkpoint_dir: Path, seed: int = 0,
-                               threads: int = 1, progress: bool = True) -> dict:
+def pretrain_latent_vocabulary(
+    captions: pd.DataFrame,
+    tokens: Mapping[str, list[str]],
+    counts: Mapping[str, Mapping[str, int]],
+    fasttext: Mapping[str, np.ndarray],
+    settings: Mapping,
+    text: Mapping,
+    checkpoint_dir: Path,
+    seed: int = 0,
+    threads: int = 1,
+    progress: bool = True,
+) -> dict:
     """Pretrain the latent vocabulary of ``settings["langs"]`` and return what the pretrain rule saves.
 
     tokens / fasttext: per language, the vocabulary file's tokens and their
@@ -131,16 +139,23 @@ def pretrain_latent_vocabulary(captions: pd.DataFrame, tokens: Mapping[str, list
     if settings.get("center_vectors", True):
         fasttext = centred_unit_vectors(fasttext)
     vectors = torch.from_numpy(joint_vectors(vocab, tokens, fasttext))
-    config = LatentVocabularyConfig(vocab_size=len(vocab), word_dim=int(vectors.shape[1]),
-                                    n_tokens=settings["n_tokens"], dim=settings["dim"],
-                                    scorer_dim=settings["scorer_dim"], explore_p=settings["explore_p"],
-                                    explore_m=settings["explore_m"], temperature=settings["temperature"],
-                                    straight_through=settings.get("straight_through", "softmax"))
+    config = LatentVocabularyConfig(
+        vocab_size=len(vocab),
+        word_dim=int(vectors.shape[1]),
+        n_tokens=settings["n_tokens"],
+        dim=settings["dim"],
+        scorer_dim=settings["scorer_dim"],
+        explore_p=settings["explore_p"],
+        explore_m=settings["explore_m"],
+        temperature=settings["temperature"],
+        straight_through=settings.get("straight_through", "softmax"),
+    )
     model = LatentVocabulary(config, vectors)
     images = sorted(set(captions["image_id"]), key=str)
     index = {img: i for i, img in enumerate(images)}
-    train = encode_captions(pretraining_captions(captions, "train", langs, settings["captions"]), vocab, index,
-                            text["max_len"])
+    train = encode_captions(
+        pretraining_captions(captions, "train", langs, settings["captions"]), vocab, index, text["max_len"]
+    )
     val_caps = pretraining_captions(captions, "val", langs, settings["captions"])
     if train.tokens.shape[0] == 0 or val_caps.empty:
         raise ValueError(f"latent pretraining needs train and val captions in {langs}")
@@ -148,8 +163,9 @@ def pretrain_latent_vocabulary(captions: pd.DataFrame, tokens: Mapping[str, list
     dummy = torch.zeros(len(images), 1)  # collate wants image features; the pretraining reads sentences only
     device = resolve_device(settings.get("device", "cpu"))
     model.to(device)
-    objective = UsageRegularised(LatentVocabularyObjective(settings["margin"], settings["top_k"]),
-                                 float(settings.get("usage_weight", 0.0)))
+    objective = UsageRegularised(
+        LatentVocabularyObjective(settings["margin"], settings["top_k"]), float(settings.get("usage_weight", 0.0))
+    )
     batches = ImageGroupedBatches(train.image_row, settings["images_per_batch"], settings["captions_per_image"])
     n_batches = min(len(batches), settings.get("batches_per_epoch") or len(batches))
     val_batches = ImageGroupedBatches(val.image_row, settings["images_per_batch"], settings["captions_per_image"])
@@ -174,28 +190,66 @@ def pretrain_latent_vocabulary(captions: pd.DataFrame, tokens: Mapping[str, list
 
     optimiser = adam(model.parameters(), lr=settings["lr"])
     run_id = fingerprint(dict(settings), dict(text), len(vocab), len(train), seed)
-    log.info("latent pretraining on %s: %d sentences, vocabulary %d, %d latent tokens, %d batches an epoch",
-             "+".join(langs), len(train), len(vocab), config.n_tokens, n_batches)
-    result = run_epochs(model, optimiser, epoch, n_batches, lambda b: objective(model, b), validate,
-                        epochs=settings["epochs"], seed=seed, checkpoint_dir=checkpoint_dir, run_id=run_id,
-                        device=device, score_name="val_score", progress=progress)
+    log.info(
+        "latent pretraining on %s: %d sentences, vocabulary %d, %d latent tokens, %d batches an epoch",
+        "+".join(langs),
+        len(train),
+        len(vocab),
+        config.n_tokens,
+        n_batches,
+    )
+    result = run_epochs(
+        model,
+        optimiser,
+        epoch,
+        n_batches,
+        lambda b: objective(model, b),
+        validate,
+        epochs=settings["epochs"],
+        seed=seed,
+        checkpoint_dir=checkpoint_dir,
+        run_id=run_id,
+        device=device,
+        score_name="val_score",
+        progress=progress,
+    )
     model.load_state_dict(result.best_state)
     model.cpu().eval()
     assignment = model.compact()
-    log.info("best epoch %d: %d of %d latent tokens used by %d words", result.best_epoch, assignment.n_tokens,
-             config.n_tokens, len(vocab) - 1)
+    log.info(
+        "best epoch %d: %d of %d latent tokens used by %d words",
+        result.best_epoch,
+        assignment.n_tokens,
+        config.n_tokens,
+        len(vocab) - 1,
+    )
     saved_config = {k: v for k, v in config.as_dict().items()}
-    return {"entries": [list(e) for e in vocab.itos], **assignment.as_dict(), "config": saved_config,
-            "settings": dict(settings), "log": result.log.to_dict("records"), "best_epoch": result.best_epoch,
-            "val_score": result.best_score}
+    return {
+        "entries": [list(e) for e in vocab.itos],
+        **assignment.as_dict(),
+        "config": saved_config,
+        "settings": dict(settings),
+        "log": result.log.to_dict("records"),
+        "best_epoch": result.best_epoch,
+        "val_score": result.best_score,
+    }
 
 
-USAGE_COLUMNS = ["scope", "words", "tokens_used", "largest_token_words", "largest_token_share", "entropy_bits",
-                 "normalised_entropy", "effective_tokens"]
+USAGE_COLUMNS = [
+    "scope",
+    "words",
+    "tokens_used",
+    "largest_token_words",
+    "largest_token_share",
+    "entropy_bits",
+    "normalised_entropy",
+    "effective_tokens",
+]
 
 
-def latent_usage(entries: list[list[str]] | list[tuple[str, str]], word_to_token: Tensor,
-                 n_tokens: int) -> pd.DataFrame:
+def latent_usage(
+    entries: list[list[str]] | list[tuple[str, str]], word_to_token: Tensor, n_tokens: int
+) -> pd.DataFrame:
     """How the pretraining's words spread over the latent tokens (SMALR §3.1), overall and per language.
 
     ``entries``: ``(language, token)`` of every row of the joint vocabulary (row 0 padding);
@@ -220,12 +274,18 @@ def latent_usage(entries: list[list[str]] | list[tuple[str, str]], word_to_token
         p = counts / max(words, 1)
         entropy = max(0.0, float(-(p * np.log2(p)).sum())) if words else 0.0  # max: no -0.0 in the report
         ceiling = math.log2(min(words, n_tokens)) if min(words, n_tokens) > 1 else 0.0
-        rows.append({"scope": scope, "words": words, "tokens_used": int(len(counts)),
-                     "largest_token_words": int(counts.max()) if words else 0,
-                     "largest_token_share": round(float(counts.max()) / words, 4) if words else 0.0,
-                     "entropy_bits": round(entropy, 3),
-                     "normalised_entropy": round(entropy / ceiling, 4) if ceiling else 0.0,
-                     "effective_tokens": round(2.0 ** entropy, 1)})
+        rows.append(
+            {
+                "scope": scope,
+                "words": words,
+                "tokens_used": int(len(counts)),
+                "largest_token_words": int(counts.max()) if words else 0,
+                "largest_token_share": round(float(counts.max()) / words, 4) if words else 0.0,
+                "entropy_bits": round(entropy, 3),
+                "normalised_entropy": round(entropy / ceiling, 4) if ceiling else 0.0,
+                "effective_tokens": round(2.0**entropy, 1),
+            }
+        )
     return pd.DataFrame(rows, columns=USAGE_COLUMNS)
 
 
@@ -253,11 +313,15 @@ def latent_assignment_for(vocab: Vocabulary, saved: Mapping, words: Tensor) -> L
                 raise KeyError(f"language {lang!r} is not in the latent pretraining's vocabulary")
         token[j] = pretrained[row]
     if missing:
-        log.warning("%d words are not in the latent pretraining's vocabulary and take their language's <unk> "
-                    "token, e.g. %s", len(missing), missing[:5])
+        log.warning(
+            "%d words are not in the latent pretraining's vocabulary and take their language's <unk> token, e.g. %s",
+            len(missing),
+            missing[:5],
+        )
     chosen = token[words]
     used, renumbered = torch.unique(chosen, return_inverse=True)
     word_to_token = torch.full((len(vocab),), -1, dtype=torch.long)
     word_to_token[words] = renumbered
-    return LatentAssignment(word_to_token, saved["embeddings"][used].float().clone(),
-                            saved["source_tokens"][used].long().clone())
+    return LatentAssignment(
+        word_to_token, saved["embeddings"][used].float().clone(), saved["source_tokens"][used].long().clone()
+    )

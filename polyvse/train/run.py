@@ -32,15 +32,26 @@ class TrainedModel:
 
     def saved(self) -> dict:
         """The dict the train rule writes (model.pt)."""
-        return {"family": self.model.family, "config": self.model.config.as_dict(),
-                "state_dict": self.model.state_dict(), "vocab": self.vocab.state_dict(),
-                "best_epoch": self.fit.best_epoch, "val_mR": self.fit.best_score, "max_len": self.max_len}
+        return {
+            "family": self.model.family,
+            "config": self.model.config.as_dict(),
+            "state_dict": self.model.state_dict(),
+            "vocab": self.vocab.state_dict(),
+            "best_epoch": self.fit.best_epoch,
+            "val_mR": self.fit.best_score,
+            "max_len": self.max_len,
+        }
 
     def parameter_summary(self) -> dict:
         train, test = self.model.parameter_counts()
-        return {"params_train": int(train), "params_test": int(test), "best_epoch": int(self.fit.best_epoch),
-                "val_mR": round(float(self.fit.best_score), 3), "epochs_run": int(len(self.fit.log)),
-                "resumed_from_epoch": int(self.fit.resumed_from)}
+        return {
+            "params_train": int(train),
+            "params_test": int(test),
+            "best_epoch": int(self.fit.best_epoch),
+            "val_mR": round(float(self.fit.best_score), 3),
+            "epochs_run": int(len(self.fit.log)),
+            "resumed_from_epoch": int(self.fit.resumed_from),
+        }
 
 
 def training_captions(captions: pd.DataFrame, split: str, langs: list[str], which: str = "human") -> pd.DataFrame:
@@ -83,10 +94,17 @@ def phase_loss(objective: object, model: torch.nn.Module, batches: list[dict]) -
     return {"val_score": -loss, "val_loss": loss}
 
 
-def train_variant(captions: pd.DataFrame, features: np.ndarray, image_ids: list[str],
-                  vocab_counts: Mapping[str, Mapping[str, int]], settings: Mapping,
-                  checkpoint_dir: Path, threads: int = 1, progress: bool = True,
-                  inputs: FamilyInputs | None = None) -> TrainedModel:
+def train_variant(
+    captions: pd.DataFrame,
+    features: np.ndarray,
+    image_ids: list[str],
+    vocab_counts: Mapping[str, Mapping[str, int]],
+    settings: Mapping,
+    checkpoint_dir: Path,
+    threads: int = 1,
+    progress: bool = True,
+    inputs: FamilyInputs | None = None,
+) -> TrainedModel:
     """Train one variant as ``settings`` (see polyvse.config.variant_settings) describes.
 
     ``vocab_counts``: per language, the vocabulary file's counts in file order;
@@ -109,8 +127,12 @@ def train_variant(captions: pd.DataFrame, features: np.ndarray, image_ids: list[
     vocab = families.build_vocabulary(settings, inputs, train_caps)
     train_enc = encode_captions(train_caps, vocab, image_index, text["max_len"])
     # before the model: a bad language_balance fails fast
-    batches = ImageGroupedBatches.for_captions(train_enc, tr["images_per_batch"], tr["captions_per_image"],
-                                               tr.get("language_balance", DEFAULT_LANGUAGE_BALANCE))
+    batches = ImageGroupedBatches.for_captions(
+        train_enc,
+        tr["images_per_batch"],
+        tr["captions_per_image"],
+        tr.get("language_balance", DEFAULT_LANGUAGE_BALANCE),
+    )
     val_by_lang = {}
     for lang in langs:
         val = training_captions(captions, "val", [lang], "human")
@@ -124,9 +146,17 @@ def train_variant(captions: pd.DataFrame, features: np.ndarray, image_ids: list[
     model.to(device)
     n_batches = min(len(batches), tr.get("batches_per_epoch") or len(batches))
     run_id = fingerprint(settings, len(vocab), feats.shape, len(train_caps))
-    log.info("training %s on %s: %d sentences, %d images, vocabulary %d, %d batches an epoch, device %s, "
-             "%d threads", settings["model"], "+".join(langs), len(train_caps), train_enc.image_row.unique().numel(),
-             len(vocab), n_batches, device, threads)
+    log.info(
+        "training %s on %s: %d sentences, %d images, vocabulary %d, %d batches an epoch, device %s, %d threads",
+        settings["model"],
+        "+".join(langs),
+        len(train_caps),
+        train_enc.image_row.unique().numel(),
+        len(vocab),
+        n_batches,
+        device,
+        threads,
+    )
 
     def epoch_batches(rng: np.random.Generator) -> Iterator[dict[str, Tensor]]:
         for i, rows in enumerate(batches.epoch(rng)):
@@ -139,29 +169,48 @@ def train_variant(captions: pd.DataFrame, features: np.ndarray, image_ids: list[
 
     result = None
     for phase in families.phases(settings, model):
-        params = [p for p in (phase.parameters if phase.parameters is not None else model.parameters())
-                  if p.requires_grad]
+        params = [
+            p for p in (phase.parameters if phase.parameters is not None else model.parameters()) if p.requires_grad
+        ]
         optimiser = adam(params, lr=tr["lr"], weight_decay=tr["weight_decay"])
         tracker = TrainingProgress(phase.objective, phase.epochs * n_batches)
         if phase.select_by == "loss":
             all_val = pd.concat([enc.frame for enc in val_by_lang.values()], ignore_index=True)
             val_enc = encode_captions(all_val, vocab, image_index, text["max_len"])
-            val_sampler = ImageGroupedBatches.for_captions(val_enc, tr["images_per_batch"], tr["captions_per_image"],
-                                                           tr.get("language_balance", DEFAULT_LANGUAGE_BALANCE))
-            fixed = [collate(val_enc, rows, feats, device)
-                     for rows in val_sampler.epoch(np.random.default_rng([settings["seed"], 0]))]
+            val_sampler = ImageGroupedBatches.for_captions(
+                val_enc,
+                tr["images_per_batch"],
+                tr["captions_per_image"],
+                tr.get("language_balance", DEFAULT_LANGUAGE_BALANCE),
+            )
+            fixed = [
+                collate(val_enc, rows, feats, device)
+                for rows in val_sampler.epoch(np.random.default_rng([settings["seed"], 0]))
+            ]
             validate, score_name = (lambda m, o=phase.objective, f=fixed: phase_loss(o, m, f)), "val_score"
         else:
             validate, score_name = validate_retrieval, "val_mR"
         last = phase.name == "main"
         where = Path(checkpoint_dir) if last else Path(checkpoint_dir) / phase.name
         log.info("phase %s: %d epochs", phase.name, phase.epochs)
-        result = run_epochs(model, optimiser, epoch_batches, n_batches,
-                            lambda batch, o=phase.objective: o(model, batch), validate,
-                            epochs=phase.epochs, seed=settings["seed"], checkpoint_dir=where,
-                            run_id=fingerprint(run_id, phase.name), device=device, grad_clip=tr["grad_clip"],
-                            after_step=tracker.step, stateful={"progress": tracker}, score_name=score_name,
-                            progress=progress)
+        result = run_epochs(
+            model,
+            optimiser,
+            epoch_batches,
+            n_batches,
+            lambda batch, o=phase.objective: o(model, batch),
+            validate,
+            epochs=phase.epochs,
+            seed=settings["seed"],
+            checkpoint_dir=where,
+            run_id=fingerprint(run_id, phase.name),
+            device=device,
+            grad_clip=tr["grad_clip"],
+            after_step=tracker.step,
+            stateful={"progress": tracker},
+            score_name=score_name,
+            progress=progress,
+        )
         if not last:
             # the next phase starts from this phase's last state (LP aligns the language layers)
             log.info("phase %s done: %s", phase.name, result.log.iloc[-1].to_dict() if len(result.log) else {})

@@ -84,8 +84,14 @@ class VSEHinge:
     def __call__(self, model: TranslatorVSE, batch: Mapping[str, Tensor]) -> dict[str, Tensor]:
         images = model.embed_images(batch["images"])[batch["image_of_sentence"]]
         sentences = model.embed_sentences(batch["tokens"], batch["lengths"])
-        out = multilingual_ranking_loss(images, {"text": sentences}, beta=1.0, margin=self.margin,
-                                        contrastive="in_batch", image_ids=batch["image_of_sentence"])
+        out = multilingual_ranking_loss(
+            images,
+            {"text": sentences},
+            beta=1.0,
+            margin=self.margin,
+            contrastive="in_batch",
+            image_ids=batch["image_of_sentence"],
+        )
         return {"loss": out.total}
 
 
@@ -102,13 +108,16 @@ def target_examples(captions: pd.DataFrame, lang: str, n: int, which: str, seed:
     if which == "augmented":  # human captions first, each group in its seeded order
         order = order[np.argsort(pool["origin"].to_numpy()[order] != "human", kind="stable")]
     if n > len(pool):
-        raise InputError(f"{CONFIG_KEY}.examples", f"{n} {lang} training examples asked for, the {which} "
-                                                   f"training captions have {len(pool)}")
+        raise InputError(
+            f"{CONFIG_KEY}.examples",
+            f"{n} {lang} training examples asked for, the {which} training captions have {len(pool)}",
+        )
     return pool.iloc[order[:n]].reset_index(drop=True)
 
 
-def _human_captions(captions: pd.DataFrame, lang: str, split: str, vocab: Vocabulary,
-                    index: Mapping[str, int], max_len: int) -> EncodedCaptions:
+def _human_captions(
+    captions: pd.DataFrame, lang: str, split: str, vocab: Vocabulary, index: Mapping[str, int], max_len: int
+) -> EncodedCaptions:
     rows = captions[(captions["split"] == split) & (captions["lang"] == lang) & (captions["origin"] == "human")]
     if rows.empty:
         raise InputError("captions", f"no human {split} captions in {lang!r}")
@@ -126,14 +135,20 @@ class TrainedTranslatorModel:
     def saved(self) -> dict:
         """The model.pt dict; :func:`load_translator_model` rebuilds the model from it."""
         text = self.model.text
-        return {"family": "translator", "protocol": self.model.protocol, "lang": self.lang,
-                "image_dim": self.model.image.project.in_features,
-                "sizes": {k: self.settings["model"][k] for k in SIZE_KEYS},
-                "vectors_shape": list(text.embed.weight.shape),
-                "source_dim": text.encoder.gru.input_size,
-                "state_dict": self.model.state_dict(), "vocab": self.vocab.state_dict(),
-                "best_epoch": self.fit.best_epoch, "val_mR": self.fit.best_score,
-                "max_len": self.settings["text"]["max_len"]}
+        return {
+            "family": "translator",
+            "protocol": self.model.protocol,
+            "lang": self.lang,
+            "image_dim": self.model.image.project.in_features,
+            "sizes": {k: self.settings["model"][k] for k in SIZE_KEYS},
+            "vectors_shape": list(text.embed.weight.shape),
+            "source_dim": text.encoder.gru.input_size,
+            "state_dict": self.model.state_dict(),
+            "vocab": self.vocab.state_dict(),
+            "best_epoch": self.fit.best_epoch,
+            "val_mR": self.fit.best_score,
+            "max_len": self.settings["text"]["max_len"],
+        }
 
 
 def load_translator_model(saved: Mapping) -> tuple[TranslatorVSE, Vocabulary]:
@@ -142,15 +157,32 @@ def load_translator_model(saved: Mapping) -> tuple[TranslatorVSE, Vocabulary]:
     vectors = torch.zeros(*saved["vectors_shape"])
     protocol = saved["protocol"]
     if protocol in ("source", "FS"):
-        kw = dict(gru_hidden=sizes["gru_hidden"], joint_dim=sizes["joint_dim"], dropout=sizes["dropout"],
-                  freeze_embeddings=sizes["freeze_embeddings"])
-        model = (build_source_model(vectors, saved["image_dim"], **kw) if protocol == "source" else
-                 build_translator_model("FS", vectors, image_dim=saved["image_dim"], image_branch="random", **kw))
+        kw = dict(
+            gru_hidden=sizes["gru_hidden"],
+            joint_dim=sizes["joint_dim"],
+            dropout=sizes["dropout"],
+            freeze_embeddings=sizes["freeze_embeddings"],
+        )
+        model = (
+            build_source_model(vectors, saved["image_dim"], **kw)
+            if protocol == "source"
+            else build_translator_model("FS", vectors, image_dim=saved["image_dim"], image_branch="random", **kw)
+        )
     else:  # T1 and T2 share one architecture: a Translator before a source-shaped encoder
-        shell = build_source_model(torch.zeros(2, saved["source_dim"]), saved["image_dim"],
-                                   gru_hidden=sizes["gru_hidden"], joint_dim=sizes["joint_dim"])
-        model = build_translator_model("T1", vectors, source_model=shell, dropout=sizes["dropout"],
-                                       freeze_embeddings=sizes["freeze_embeddings"], image_branch="random")
+        shell = build_source_model(
+            torch.zeros(2, saved["source_dim"]),
+            saved["image_dim"],
+            gru_hidden=sizes["gru_hidden"],
+            joint_dim=sizes["joint_dim"],
+        )
+        model = build_translator_model(
+            "T1",
+            vectors,
+            source_model=shell,
+            dropout=sizes["dropout"],
+            freeze_embeddings=sizes["freeze_embeddings"],
+            image_branch="random",
+        )
         model.protocol = protocol
     model.load_state_dict(saved["state_dict"])  # every weight, the image branch's too: the shell's init is moot
     return model, Vocabulary.from_state_dict(saved["vocab"])
@@ -161,25 +193,56 @@ def digest(*arrays: np.ndarray | Tensor | None) -> str:
     h = hashlib.sha256()
     for a in arrays:
         if a is not None:
-            h.update(np.ascontiguousarray(a.detach().cpu().numpy() if isinstance(a, Tensor) else a,
-                                          dtype=np.float32).tobytes())
+            h.update(
+                np.ascontiguousarray(
+                    a.detach().cpu().numpy() if isinstance(a, Tensor) else a, dtype=np.float32
+                ).tobytes()
+            )
     return h.hexdigest()[:16]
 
 
-def _fit(model: TranslatorVSE, batches, n_batches: int, val: EncodedCaptions, lang: str, feats: Tensor,
-         settings: Mapping, checkpoint_dir: Path, run_id: str, device: torch.device,
-         progress: bool) -> FitResult:
+def _fit(
+    model: TranslatorVSE,
+    batches,
+    n_batches: int,
+    val: EncodedCaptions,
+    lang: str,
+    feats: Tensor,
+    settings: Mapping,
+    checkpoint_dir: Path,
+    run_id: str,
+    device: torch.device,
+    progress: bool,
+) -> FitResult:
     tr = settings["training"]
     optimiser = adam([p for p in model.parameters() if p.requires_grad], lr=tr["lr"])
     objective = VSEHinge(settings["margin"])
-    return run_epochs(model, optimiser, batches, n_batches, lambda batch: objective(model, batch),
-                      lambda m: mean_validation_recall(m, feats, {lang: val}), epochs=tr["epochs"],
-                      seed=settings["seed"], checkpoint_dir=checkpoint_dir, run_id=run_id, device=device,
-                      grad_clip=tr["grad_clip"], progress=progress)
+    return run_epochs(
+        model,
+        optimiser,
+        batches,
+        n_batches,
+        lambda batch: objective(model, batch),
+        lambda m: mean_validation_recall(m, feats, {lang: val}),
+        epochs=tr["epochs"],
+        seed=settings["seed"],
+        checkpoint_dir=checkpoint_dir,
+        run_id=run_id,
+        device=device,
+        grad_clip=tr["grad_clip"],
+        progress=progress,
+    )
 
 
-def _setup(captions: pd.DataFrame, features: np.ndarray, image_ids: Sequence[str], lang: str,
-           vocab_counts: Mapping[str, int], settings: Mapping, threads: int):
+def _setup(
+    captions: pd.DataFrame,
+    features: np.ndarray,
+    image_ids: Sequence[str],
+    lang: str,
+    vocab_counts: Mapping[str, int],
+    settings: Mapping,
+    threads: int,
+):
     torch.set_num_threads(threads)
     torch.manual_seed(settings["seed"])
     text = settings["text"]
@@ -190,47 +253,98 @@ def _setup(captions: pd.DataFrame, features: np.ndarray, image_ids: Sequence[str
     return vocab, index, feats, val, resolve_device(settings["device"])
 
 
-def train_source(captions: pd.DataFrame, features: np.ndarray, image_ids: Sequence[str], lang: str,
-                 vocab_counts: Mapping[str, int], vectors: np.ndarray, settings: Mapping, checkpoint_dir: Path,
-                 threads: int = 1, progress: bool = True) -> TrainedTranslatorModel:
+def train_source(
+    captions: pd.DataFrame,
+    features: np.ndarray,
+    image_ids: Sequence[str],
+    lang: str,
+    vocab_counts: Mapping[str, int],
+    vectors: np.ndarray,
+    settings: Mapping,
+    checkpoint_dir: Path,
+    threads: int = 1,
+    progress: bool = True,
+) -> TrainedTranslatorModel:
     """VSE on every human training caption of the source language ``lang``;
     ``vectors`` ``(V, d)``: its word vectors, row r for the r-th word of ``vocab_counts``."""
     vocab, index, feats, val, device = _setup(captions, features, image_ids, lang, vocab_counts, settings, threads)
     table = vocabulary_vectors(vocab, lang, list(vocab_counts), vectors)
     train = _human_captions(captions, lang, "train", vocab, index, settings["text"]["max_len"])
     m, tr = settings["model"], settings["training"]
-    model = build_source_model(table, feats.shape[1], gru_hidden=m["gru_hidden"], joint_dim=m["joint_dim"],
-                               dropout=m["dropout"], freeze_embeddings=m["freeze_embeddings"]).to(device)
+    model = build_source_model(
+        table,
+        feats.shape[1],
+        gru_hidden=m["gru_hidden"],
+        joint_dim=m["joint_dim"],
+        dropout=m["dropout"],
+        freeze_embeddings=m["freeze_embeddings"],
+    ).to(device)
     sampler = ImageGroupedBatches(train.image_row, tr["batch_size"], captions_per_image=1)
 
     def batches(rng: np.random.Generator) -> Iterator[dict]:
         for rows in sampler.epoch(rng):
             yield collate(train, rows, feats, device)
 
-    log.info("source model (%s): %d training sentences of %d images, %d batches an epoch, vectors %s",
-             lang, len(train), len(sampler.images), len(sampler), table.shape)
-    fit = _fit(model, batches, len(sampler), val, lang, feats, settings, checkpoint_dir,
-               fingerprint(settings, lang, table.shape, feats.shape, len(train)), device, progress)
+    log.info(
+        "source model (%s): %d training sentences of %d images, %d batches an epoch, vectors %s",
+        lang,
+        len(train),
+        len(sampler.images),
+        len(sampler),
+        table.shape,
+    )
+    fit = _fit(
+        model,
+        batches,
+        len(sampler),
+        val,
+        lang,
+        feats,
+        settings,
+        checkpoint_dir,
+        fingerprint(settings, lang, table.shape, feats.shape, len(train)),
+        device,
+        progress,
+    )
     model.load_state_dict(fit.best_state)
     log.info("source model: best epoch %d, validation mR %.2f", fit.best_epoch, fit.best_score)
     return TrainedTranslatorModel(model.cpu(), vocab, fit, dict(settings), lang)
 
 
-def cycling_batches(encoded: EncodedCaptions, batch_size: int, n_batches: int, features: Tensor,
-                    rng: np.random.Generator, device: torch.device) -> Iterator[dict]:
+def cycling_batches(
+    encoded: EncodedCaptions,
+    batch_size: int,
+    n_batches: int,
+    features: Tensor,
+    rng: np.random.Generator,
+    device: torch.device,
+) -> Iterator[dict]:
     """``n_batches`` batches of ``min(batch_size, n)`` examples, walking through
     fresh permutations of the n examples so that each is seen equally often."""
     n = len(encoded)
     size = min(batch_size, n)
     stream = np.concatenate([rng.permutation(n) for _ in range(-(-size * n_batches // n))])
     for b in range(n_batches):
-        yield collate(encoded, stream[b * size:(b + 1) * size], features, device)
+        yield collate(encoded, stream[b * size : (b + 1) * size], features, device)
 
 
-def train_target(protocol: str, n: int, captions: pd.DataFrame, features: np.ndarray, image_ids: Sequence[str],
-                 lang: str, vocab_counts: Mapping[str, int], vectors: np.ndarray, settings: Mapping,
-                 checkpoint_dir: Path, source: TranslatorVSE | None = None, matrix: np.ndarray | None = None,
-                 examples: str = "human", threads: int = 1, progress: bool = True) -> TrainedTranslatorModel:
+def train_target(
+    protocol: str,
+    n: int,
+    captions: pd.DataFrame,
+    features: np.ndarray,
+    image_ids: Sequence[str],
+    lang: str,
+    vocab_counts: Mapping[str, int],
+    vectors: np.ndarray,
+    settings: Mapping,
+    checkpoint_dir: Path,
+    source: TranslatorVSE | None = None,
+    matrix: np.ndarray | None = None,
+    examples: str = "human",
+    threads: int = 1,
+    progress: bool = True,
+) -> TrainedTranslatorModel:
     """The target-language model of ``protocol`` trained on n examples of ``lang``.
 
     source: the trained source model (T1, T2, and every protocol when
@@ -241,35 +355,73 @@ def train_target(protocol: str, n: int, captions: pd.DataFrame, features: np.nda
     image_branch = settings["image_branch"]
     uses_source = protocol != "FS" or image_branch == "source"
     if uses_source and source is None:
-        raise InputError(f"{CONFIG_KEY}.image_branch", f"{protocol} with image_branch {image_branch!r} starts from "
-                                                       f"the source model: none was given")
+        raise InputError(
+            f"{CONFIG_KEY}.image_branch",
+            f"{protocol} with image_branch {image_branch!r} starts from the source model: none was given",
+        )
     vocab, index, feats, val, device = _setup(captions, features, image_ids, lang, vocab_counts, settings, threads)
     table = vocabulary_vectors(vocab, lang, list(vocab_counts), vectors)
     chosen = target_examples(captions, lang, n, examples, settings["seed"])
     train = encode_captions(chosen, vocab, index, settings["text"]["max_len"])
     m, tr = settings["model"], settings["training"]
     model = build_translator_model(
-        protocol, table, source_model=source if uses_source else None,
-        translator_init=matrix if protocol == "T2" else None, image_dim=feats.shape[1],
-        gru_hidden=m["gru_hidden"], joint_dim=m["joint_dim"], dropout=m["dropout"],
-        freeze_embeddings=m["freeze_embeddings"], image_branch=image_branch,
-        image_seed=int(settings["seed"])).to(device)
+        protocol,
+        table,
+        source_model=source if uses_source else None,
+        translator_init=matrix if protocol == "T2" else None,
+        image_dim=feats.shape[1],
+        gru_hidden=m["gru_hidden"],
+        joint_dim=m["joint_dim"],
+        dropout=m["dropout"],
+        freeze_embeddings=m["freeze_embeddings"],
+        image_branch=image_branch,
+        image_seed=int(settings["seed"]),
+    ).to(device)
     n_batches = max(int(tr["min_batches_per_epoch"]), -(-n // tr["batch_size"]))
-    log.info("%s on %d %s examples (%s): %d batches of %d an epoch", protocol, n, lang, examples, n_batches,
-             min(tr["batch_size"], n))
-    fit = _fit(model, lambda rng: cycling_batches(train, tr["batch_size"], n_batches, feats, rng, device),
-               n_batches, val, lang, feats, settings, checkpoint_dir,
-               fingerprint(settings, protocol, n, examples, table.shape, feats.shape,
-                           digest(matrix if protocol == "T2" else None,
-                                  *(source.state_dict().values() if uses_source else ()))),
-               device, progress)
+    log.info(
+        "%s on %d %s examples (%s): %d batches of %d an epoch",
+        protocol,
+        n,
+        lang,
+        examples,
+        n_batches,
+        min(tr["batch_size"], n),
+    )
+    fit = _fit(
+        model,
+        lambda rng: cycling_batches(train, tr["batch_size"], n_batches, feats, rng, device),
+        n_batches,
+        val,
+        lang,
+        feats,
+        settings,
+        checkpoint_dir,
+        fingerprint(
+            settings,
+            protocol,
+            n,
+            examples,
+            table.shape,
+            feats.shape,
+            digest(matrix if protocol == "T2" else None, *(source.state_dict().values() if uses_source else ())),
+        ),
+        device,
+        progress,
+    )
     model.load_state_dict(fit.best_state)
     log.info("%s n=%d: best epoch %d, validation mR %.2f", protocol, n, fit.best_epoch, fit.best_score)
     return TrainedTranslatorModel(model.cpu(), vocab, fit, dict(settings), lang)
 
 
-def evaluate_target(model: TranslatorVSE, vocab: Vocabulary, captions: pd.DataFrame, features: np.ndarray,
-                    image_ids: Sequence[str], lang: str, max_len: int) -> dict[str, float]:
+def evaluate_target(
+    model: TranslatorVSE,
+    vocab: Vocabulary,
+    captions: pd.DataFrame,
+    features: np.ndarray,
+    image_ids: Sequence[str],
+    lang: str,
+    max_len: int,
+) -> dict[str, float]:
     """Text→image and image→text retrieval on ``lang``'s human test captions:
     ``r{1,5,10}_{t2i,i2t}``, ``medr_*``, ``mR`` and the pool sizes."""
     index = {img: i for i, img in enumerate(image_ids)}

@@ -33,9 +33,14 @@ def translator_settings(config: Mapping, stage: str) -> dict:
     block = config[CONFIG_KEY]
     if stage not in ("source", "target"):
         raise ConfigError(CONFIG_KEY, f"unknown training stage {stage!r} (source or target)")
-    settings = {"model": dict(block["model"]), "training": dict(block[f"{stage}_training"]),
-                "margin": float(block["margin"]), "text": dict(config.get("text", {})),
-                "seed": int(config.get("seed", 0)), "device": block["device"]}
+    settings = {
+        "model": dict(block["model"]),
+        "training": dict(block[f"{stage}_training"]),
+        "margin": float(block["margin"]),
+        "text": dict(config.get("text", {})),
+        "seed": int(config.get("seed", 0)),
+        "device": block["device"],
+    }
     if stage == "target":  # not the source's: its run id stays the same under either setting
         settings["image_branch"] = block["image_branch"]
     return settings

@@ -44,7 +44,22 @@ from polyvse.translate.muse import MuseDictionary, read_muse
 from polyvse.translate.transfer import TransferBackend
 
 __all__ = [
-    "BACKENDS", "CachedTranslator", "DictionaryBackend", "GoogleTransBackend", "MuseDictionary", "PairStats",
-    "TransferBackend", "TranslationBackend", "TranslationCache", "TranslationError", "Translator", "augment_training",
-    "clc_translations", "make_backend", "mt_test_languages", "read_muse", "register", "test_translations",
+    "BACKENDS",
+    "CachedTranslator",
+    "DictionaryBackend",
+    "GoogleTransBackend",
+    "MuseDictionary",
+    "PairStats",
+    "TransferBackend",
+    "TranslationBackend",
+    "TranslationCache",
+    "TranslationError",
+    "Translator",
+    "augment_training",
+    "clc_translations",
+    "make_backend",
+    "mt_test_languages",
+    "read_muse",
+    "register",
+    "test_translations",
 ]

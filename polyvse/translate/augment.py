@@ -42,7 +42,9 @@ def _check_columns(captions: pd.DataFrame, where: str = "captions") -> None:
         raise InputError(where, f"captions table lacks columns {missing} (has {list(captions.columns)})")
 
 
-def _translate_bulk(translator: Translator, requests: dict[tuple[str, str], Iterable[str]]) -> dict[tuple[str, str], dict[str, str]]:
+def _translate_bulk(
+    translator: Translator, requests: dict[tuple[str, str], Iterable[str]]
+) -> dict[tuple[str, str], dict[str, str]]:
     """One translator call per (src, tgt) with its distinct texts → {(src, tgt): {text: translation}}."""
     out: dict[tuple[str, str], dict[str, str]] = {}
     for (src, tgt), texts in sorted(requests.items()):
@@ -67,14 +69,25 @@ def _append_rows(captions: pd.DataFrame, rows: list[dict[str, object]]) -> pd.Da
         return base
     added = pd.DataFrame(rows, columns=[*CAPTION_COLUMNS, *MT_COLUMNS])
     added = added.sort_values(["image_id", "lang", "cap_idx"], kind="stable")
-    added = added.astype({"source_lang": "str", "source_cap_idx": "Int64",
-                          "cap_idx": base["cap_idx"].dtype, "image_id": base["image_id"].dtype})
+    added = added.astype(
+        {
+            "source_lang": "str",
+            "source_cap_idx": "Int64",
+            "cap_idx": base["cap_idx"].dtype,
+            "image_id": base["image_id"].dtype,
+        }
+    )
     return pd.concat([base, added[base.columns.intersection(added.columns, sort=False)]], ignore_index=True)
 
 
-def augment_training(captions: pd.DataFrame, langs: Sequence[str], source_order: Sequence[str],
-                     translator: Translator, min_per_lang: int = 5,
-                     splits: Sequence[str] = ("train", "val")) -> pd.DataFrame:
+def augment_training(
+    captions: pd.DataFrame,
+    langs: Sequence[str],
+    source_order: Sequence[str],
+    translator: Translator,
+    min_per_lang: int = 5,
+    splits: Sequence[str] = ("train", "val"),
+) -> pd.DataFrame:
     """Fill every image of ``splits`` up to ``min_per_lang`` sentences in every language of ``langs``.
 
     For an image short of sentences in language ``t``, the sources are that
@@ -113,8 +126,11 @@ def augment_training(captions: pd.DataFrame, langs: Sequence[str], source_order:
                 continue
             sources = [(src, idx, text) for src in source_order if src != tgt for idx, text in by_lang.get(src, [])]
             if not sources:
-                raise InputError("captions", f"image {image_id!r} ({split_of[image_id]}) has no human caption in "
-                                             f"any source language {list(source_order)} to translate into {tgt!r}")
+                raise InputError(
+                    "captions",
+                    f"image {image_id!r} ({split_of[image_id]}) has no human caption in "
+                    f"any source language {list(source_order)} to translate into {tgt!r}",
+                )
             for i in range(need):
                 src, src_idx, text = sources[i % len(sources)]
                 plan.append((image_id, tgt, top + 1 + i, src, src_idx, text))
@@ -123,14 +139,25 @@ def augment_training(captions: pd.DataFrame, langs: Sequence[str], source_order:
     for _, tgt, _, src, _, text in plan:
         requests[(src, tgt)].append(text)
     translated = _translate_bulk(translator, requests)
-    added = [{"image_id": image_id, "split": split_of[image_id], "lang": tgt, "cap_idx": cap_idx,
-              "text": translated[(src, tgt)][text], "origin": "mt", "source_lang": src, "source_cap_idx": src_idx}
-             for image_id, tgt, cap_idx, src, src_idx, text in plan]
+    added = [
+        {
+            "image_id": image_id,
+            "split": split_of[image_id],
+            "lang": tgt,
+            "cap_idx": cap_idx,
+            "text": translated[(src, tgt)][text],
+            "origin": "mt",
+            "source_lang": src,
+            "source_cap_idx": src_idx,
+        }
+        for image_id, tgt, cap_idx, src, src_idx, text in plan
+    ]
     return _append_rows(captions, added)
 
 
-def test_translations(captions: pd.DataFrame, langs: Sequence[str], translator: Translator, pivot: str = "en",
-                      split: str = "test") -> pd.DataFrame:
+def test_translations(
+    captions: pd.DataFrame, langs: Sequence[str], translator: Translator, pivot: str = "en", split: str = "test"
+) -> pd.DataFrame:
     """Translate the ``pivot`` (English) captions of ``split`` into the languages that have none there.
 
     A language of ``langs`` gets translations when it has no human caption in
@@ -146,17 +173,27 @@ def test_translations(captions: pd.DataFrame, langs: Sequence[str], translator: 
     rows = captions[captions["split"] == split]
     langs_present = set(rows["lang"])
     targets = [lang for lang in langs if lang != pivot and lang not in langs_present]
-    sources = rows[(rows["lang"] == pivot) & (rows["origin"] == "human")].sort_values(["image_id", "cap_idx"],
-                                                                                      kind="stable")
+    sources = rows[(rows["lang"] == pivot) & (rows["origin"] == "human")].sort_values(
+        ["image_id", "cap_idx"], kind="stable"
+    )
     if sources.empty or not targets:
         return _append_rows(captions, [])
     texts = list(sources["text"])
     translated = _translate_bulk(translator, {(pivot, tgt): texts for tgt in targets})
-    added = [{"image_id": image_id, "split": split, "lang": tgt, "cap_idx": int(cap_idx),
-              "text": translated[(pivot, tgt)][text], "origin": "mt", "source_lang": pivot,
-              "source_cap_idx": int(cap_idx)}
-             for tgt in targets
-             for image_id, cap_idx, text in sources[["image_id", "cap_idx", "text"]].itertuples(index=False)]
+    added = [
+        {
+            "image_id": image_id,
+            "split": split,
+            "lang": tgt,
+            "cap_idx": int(cap_idx),
+            "text": translated[(pivot, tgt)][text],
+            "origin": "mt",
+            "source_lang": pivot,
+            "source_cap_idx": int(cap_idx),
+        }
+        for tgt in targets
+        for image_id, cap_idx, text in sources[["image_id", "cap_idx", "text"]].itertuples(index=False)
+    ]
     return _append_rows(captions, added)
 
 
@@ -168,8 +205,13 @@ def mt_test_languages(captions: pd.DataFrame, split: str = "test") -> list[str]:
     return sorted(set(rows.loc[rows["origin"] == "mt", "lang"]) - human_langs)
 
 
-def clc_translations(captions: pd.DataFrame, langs: Sequence[str], translator: Translator,
-                     split: str = "test", origins: Sequence[str] = ("human",)) -> pd.DataFrame:
+def clc_translations(
+    captions: pd.DataFrame,
+    langs: Sequence[str],
+    translator: Translator,
+    split: str = "test",
+    origins: Sequence[str] = ("human",),
+) -> pd.DataFrame:
     """Every ``split`` caption of ``origins`` translated into every other language of ``langs``.
 
     A separate table keyed by the original caption: ``image_id, lang`` (the
@@ -179,21 +221,33 @@ def clc_translations(captions: pd.DataFrame, langs: Sequence[str], translator: T
     :func:`test_translations` (the queries of languages without human captions).
     """
     _check_columns(captions)
-    rows = captions[(captions["split"] == split) & captions["origin"].isin(list(origins))
-                    & captions["lang"].isin(list(langs))]
+    rows = captions[
+        (captions["split"] == split) & captions["origin"].isin(list(origins)) & captions["lang"].isin(list(langs))
+    ]
     requests: dict[tuple[str, str], list[str]] = {}
     for src, group in rows.groupby("lang", sort=True):
         for tgt in langs:
             if tgt != src:
                 requests[(str(src), tgt)] = list(group["text"])
     translated = _translate_bulk(translator, requests)
-    out_rows = [(image_id, src, int(cap_idx), tgt, translated[(src, tgt)][text])
-                for image_id, src, cap_idx, text in rows[["image_id", "lang", "cap_idx", "text"]].itertuples(index=False)
-                for tgt in langs if tgt != src]
+    out_rows = [
+        (image_id, src, int(cap_idx), tgt, translated[(src, tgt)][text])
+        for image_id, src, cap_idx, text in rows[["image_id", "lang", "cap_idx", "text"]].itertuples(index=False)
+        for tgt in langs
+        if tgt != src
+    ]
     out = pd.DataFrame(out_rows, columns=CLC_COLUMNS)
-    out = out.astype({"image_id": captions["image_id"].dtype, "cap_idx": captions["cap_idx"].dtype,
-                      "lang": "str", "tgt_lang": "str", "text": "str"})
+    out = out.astype(
+        {
+            "image_id": captions["image_id"].dtype,
+            "cap_idx": captions["cap_idx"].dtype,
+            "lang": "str",
+            "tgt_lang": "str",
+            "text": "str",
+        }
+    )
     return out.sort_values(["image_id", "lang", "cap_idx", "tgt_lang"], kind="stable").reset_index(drop=True)
+
 
 # Its name starts with "test": keep pytest from collecting it where tests import it.
 test_translations.__test__ = False  # type: ignore[attr-defined]

@@ -30,8 +30,9 @@ class TranslationError(RuntimeError):
     failed request, so that the caller can keep them (the cache does).
     """
 
-    def __init__(self, backend: str, done: int, reason: str, total: int | None = None,
-                 partial: Sequence[str] = ()) -> None:
+    def __init__(
+        self, backend: str, done: int, reason: str, total: int | None = None, partial: Sequence[str] = ()
+    ) -> None:
         self.backend = backend
         self.done = done
         self.total = total
@@ -113,7 +114,8 @@ def make_backend(name: str, **options: Any) -> TranslationBackend:
         import polyvse.translate  # noqa: F401
 
         if name not in BACKENDS:
-            raise ValueError(f"unknown translation backend {name!r}: expected one of {sorted(BACKENDS)} "
-                             "or 'module:Class'")
+            raise ValueError(
+                f"unknown translation backend {name!r}: expected one of {sorted(BACKENDS)} or 'module:Class'"
+            )
         cls = BACKENDS[name]
     return cls(**options)

@@ -86,11 +86,13 @@ class TranslationCache:
         texts = list(dict.fromkeys(texts))
         found: dict[str, str] = {}
         for start in range(0, len(texts), _LOOKUP_CHUNK):
-            chunk = texts[start:start + _LOOKUP_CHUNK]
+            chunk = texts[start : start + _LOOKUP_CHUNK]
             marks = ",".join("?" * len(chunk))
             rows = conn.execute(
                 f"SELECT source, target FROM translations WHERE backend = ? AND src = ? AND tgt = ? "
-                f"AND source IN ({marks})", (backend, src, tgt, *chunk))
+                f"AND source IN ({marks})",
+                (backend, src, tgt, *chunk),
+            )
             found.update(rows)
         return found
 
@@ -156,8 +158,13 @@ class CachedTranslator:
     the number of sentences answered after each batch (e.g. ``tqdm.update``).
     """
 
-    def __init__(self, backend: TranslationBackend, cache: TranslationCache, batch_size: int = 64,
-                 progress: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        backend: TranslationBackend,
+        cache: TranslationCache,
+        batch_size: int = 64,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be ≥ 1")
         self.backend = backend
@@ -192,7 +199,7 @@ class CachedTranslator:
         st.sent += len(misses)
         done = 0
         for start in range(0, len(misses), self.batch_size):
-            batch = misses[start:start + self.batch_size]
+            batch = misses[start : start + self.batch_size]
             st.calls += 1
             try:
                 answer = self.backend.translate_batch(batch, src, tgt)
@@ -201,15 +208,17 @@ class CachedTranslator:
             except InputError:
                 raise
             except Exception as e:
-                partial = e.partial[:len(batch)] if isinstance(e, TranslationError) else []
+                partial = e.partial[: len(batch)] if isinstance(e, TranslationError) else []
                 self._store(key, src, tgt, batch, partial, found)
                 done += len(partial)
                 st.translated += len(partial)
                 reason = e.reason if isinstance(e, TranslationError) else f"{type(e).__name__}: {e}"
                 raise TranslationError(
-                    self.backend.name, done,
+                    self.backend.name,
+                    done,
                     f"{reason} [{src}→{tgt}; {len(found)} sentences of this request are in the cache]",
-                    total=len(misses)) from e
+                    total=len(misses),
+                ) from e
             self._store(key, src, tgt, batch, answer, found)
             done += len(batch)
             st.translated += len(batch)
@@ -217,8 +226,9 @@ class CachedTranslator:
                 self.progress(len(batch))
         return [found.get(t, t) for t in texts]
 
-    def _store(self, key: str, src: str, tgt: str, batch: list[str], answer: Sequence[str],
-               found: dict[str, str]) -> None:
+    def _store(
+        self, key: str, src: str, tgt: str, batch: list[str], answer: Sequence[str], found: dict[str, str]
+    ) -> None:
         pairs = list(zip(batch, answer))
         self.cache.put_many(key, src, tgt, pairs)
         found.update(pairs)

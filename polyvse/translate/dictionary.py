@@ -58,8 +58,8 @@ def segment_greedy(chunk: str, words: Collection[str], max_chars: int) -> list[s
     longest = min(max_chars, MAX_SEGMENT_CHARS)
     while i < n:
         for length in range(min(longest, n - i), 1, -1):
-            if chunk[i:i + length] in words:
-                tokens.append(chunk[i:i + length])
+            if chunk[i : i + length] in words:
+                tokens.append(chunk[i : i + length])
                 i += length
                 break
         else:
@@ -92,8 +92,11 @@ def source_tokens(text: str, dictionary: MuseDictionary) -> list[str]:
     """The source words of ``text`` as the dictionary sees them (zh/ja: greedy segmentation)."""
     src = dictionary.src
     if src in UNSEGMENTED:
-        return [tok for chunk in tokenize(text, src, segmenter="spaces")
-                for tok in segment_greedy(chunk, dictionary.entries, dictionary.max_source_chars)]
+        return [
+            tok
+            for chunk in tokenize(text, src, segmenter="spaces")
+            for tok in segment_greedy(chunk, dictionary.entries, dictionary.max_source_chars)
+        ]
     return tokenize(text, src)
 
 
@@ -123,9 +126,15 @@ class DictionaryBackend(TranslationBackend):
     None: no errors) and ``seed`` the seed of their draws.
     """
 
-    def __init__(self, directory: str | Path | None = None, files: Sequence[str | Path] | None = None,
-                 languages: Collection[str] = LANGUAGES, pivot: str = "en",
-                 errors: ErrorRates | Mapping[str, object] | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        directory: str | Path | None = None,
+        files: Sequence[str | Path] | None = None,
+        languages: Collection[str] = LANGUAGES,
+        pivot: str = "en",
+        errors: ErrorRates | Mapping[str, object] | None = None,
+        seed: int = 0,
+    ) -> None:
         if (directory is None) == (files is None):
             raise ValueError("DictionaryBackend needs exactly one of 'directory' or 'files'")
         self.languages = frozenset(languages)
@@ -149,9 +158,13 @@ class DictionaryBackend(TranslationBackend):
         self._keys: dict[tuple[str, str], str] = {}
 
     @classmethod
-    def from_dictionaries(cls, dictionaries: Mapping[tuple[str, str], MuseDictionary] | Sequence[MuseDictionary],
-                          pivot: str = "en", errors: ErrorRates | Mapping[str, object] | None = None,
-                          seed: int = 0) -> "DictionaryBackend":
+    def from_dictionaries(
+        cls,
+        dictionaries: Mapping[tuple[str, str], MuseDictionary] | Sequence[MuseDictionary],
+        pivot: str = "en",
+        errors: ErrorRates | Mapping[str, object] | None = None,
+        seed: int = 0,
+    ) -> "DictionaryBackend":
         """A backend over dictionaries already in memory (tests, notebooks)."""
         dicts = list(dictionaries.values()) if isinstance(dictionaries, Mapping) else list(dictionaries)
         self = cls(files=[], languages=LANGUAGES, pivot=pivot, errors=errors, seed=seed)
@@ -172,8 +185,9 @@ class DictionaryBackend(TranslationBackend):
             return [(src, tgt)]
         if src != self.pivot and tgt != self.pivot and self._has((src, self.pivot)) and self._has((self.pivot, tgt)):
             return [(src, self.pivot), (self.pivot, tgt)]
-        needed = f"{src}-{tgt}.txt" + (f", or both {src}-{self.pivot}.txt and {self.pivot}-{tgt}.txt"
-                                        if self.pivot not in (src, tgt) else "")
+        needed = f"{src}-{tgt}.txt" + (
+            f", or both {src}-{self.pivot}.txt and {self.pivot}-{tgt}.txt" if self.pivot not in (src, tgt) else ""
+        )
         raise InputError(self._where, f"no dictionary to translate {src}→{tgt}: needs {needed}")
 
     def dictionary(self, src: str, tgt: str) -> MuseDictionary:
@@ -189,8 +203,9 @@ class DictionaryBackend(TranslationBackend):
         rate, seed or error model never reuses translations made under others; without errors the key is
         the clean backend's, whose output is unchanged.
         """
-        return self._dictionary_key(src, tgt) + (f":errors=v{ERROR_MODEL_VERSION},{self.errors.key()}:seed={self.seed}"
-                                                 if self.errors.active else "")
+        return self._dictionary_key(src, tgt) + (
+            f":errors=v{ERROR_MODEL_VERSION},{self.errors.key()}:seed={self.seed}" if self.errors.active else ""
+        )
 
     def _dictionary_key(self, src: str, tgt: str) -> str:
         pair = (src, tgt)
@@ -199,8 +214,9 @@ class DictionaryBackend(TranslationBackend):
             if all(p in self.paths for p in route):
                 self._keys[pair] = f"{self.name}:{_fingerprint([self.paths[p] for p in route])}"
             else:  # in-memory dictionaries: fingerprint their content
-                content = "\n".join(f"{s}\t{' '.join(ts)}" for p in route
-                                    for s, ts in self.dictionary(*p).entries.items())
+                content = "\n".join(
+                    f"{s}\t{' '.join(ts)}" for p in route for s, ts in self.dictionary(*p).entries.items()
+                )
                 self._keys[pair] = f"{self.name}:{hashlib.sha256(content.encode()).hexdigest()[:12]}"
         return self._keys[pair]
 
@@ -216,8 +232,9 @@ class DictionaryBackend(TranslationBackend):
         d = self.dictionary(src, tgt)
         if not self.errors.active:
             return translate_words(text, d)
-        words = noisy_words(source_tokens(text, d), self.confusions(src, tgt), self.errors,
-                            sentence_rng(self.seed, src, tgt, text))
+        words = noisy_words(
+            source_tokens(text, d), self.confusions(src, tgt), self.errors, sentence_rng(self.seed, src, tgt, text)
+        )
         return join_tokens(words, tgt)
 
     def translate_batch(self, texts: list[str], src: str, tgt: str) -> list[str]:

@@ -75,8 +75,10 @@ class ErrorRates:
                 raise ValueError(f"translate.errors.{f.name}: expected a probability in [0, 1], got {value!r}")
         total = sum(getattr(self, k) for k in TOKEN_ERRORS)
         if total > 1.0 + 1e-12:
-            raise ValueError(f"translate.errors: the per-token rates {', '.join(TOKEN_ERRORS)} are exclusive and "
-                             f"must sum to at most 1, got {total:g}")
+            raise ValueError(
+                f"translate.errors: the per-token rates {', '.join(TOKEN_ERRORS)} are exclusive and "
+                f"must sum to at most 1, got {total:g}"
+            )
 
     @classmethod
     def from_mapping(cls, settings: Mapping[str, object] | None, where: str = "translate.errors") -> "ErrorRates":
@@ -87,8 +89,12 @@ class ErrorRates:
         unknown = sorted(set(settings) - known)
         if unknown:
             raise ValueError(f"{where}: unknown error kind(s) {unknown}; expected {sorted(known)}")
-        return cls(**{k: float(v) if isinstance(v, int) and not isinstance(v, bool) else v  # type: ignore[arg-type]
-                      for k, v in settings.items()})
+        return cls(
+            **{
+                k: float(v) if isinstance(v, int) and not isinstance(v, bool) else v  # type: ignore[arg-type]
+                for k, v in settings.items()
+            }
+        )
 
     @property
     def active(self) -> bool:
@@ -143,7 +149,7 @@ class Confusions:
                 related[w] |= words - {w}
         for words in by_prefix.values():
             for i, a in enumerate(words):
-                for b in words[i + 1:]:
+                for b in words[i + 1 :]:
                     if same_lemma(a, b):
                         related[a].add(b)
                         related[b].add(a)
@@ -168,8 +174,9 @@ class Confusions:
         return self._related.get(word, [])
 
 
-def noisy_words(tokens: Sequence[str], confusions: Confusions, rates: ErrorRates,
-                rng: np.random.Generator) -> list[str]:
+def noisy_words(
+    tokens: Sequence[str], confusions: Confusions, rates: ErrorRates, rng: np.random.Generator
+) -> list[str]:
     """Translate source ``tokens`` word by word with errors drawn from ``rng`` (see the module docstring).
 
     With every rate 0 this is exactly the clean word-by-word choice: each known
@@ -190,8 +197,13 @@ def noisy_words(tokens: Sequence[str], confusions: Confusions, rates: ErrorRates
         if kind == "untranslated":
             out.append(tok)
             continue
-        cands = confusions.sense(tok) if kind == "wrong_sense" else \
-            confusions.agreement(tok) if kind == "wrong_agreement" else []
+        cands = (
+            confusions.sense(tok)
+            if kind == "wrong_sense"
+            else confusions.agreement(tok)
+            if kind == "wrong_agreement"
+            else []
+        )
         out.append(cands[int(v * len(cands))] if cands else correct)
     return _finish(out, last_dropped, rates.reorder, rng)
 
@@ -247,8 +259,14 @@ class TargetConfusions:
     dictionary only, so every source language into one target can share it.
     """
 
-    def __init__(self, src: str, tgt: str, to_tgt: MuseDictionary | None, to_src: MuseDictionary | None,
-                 confusions: Confusions | None = None) -> None:
+    def __init__(
+        self,
+        src: str,
+        tgt: str,
+        to_tgt: MuseDictionary | None,
+        to_src: MuseDictionary | None,
+        confusions: Confusions | None = None,
+    ) -> None:
         self.src, self.tgt = src, tgt
         self.to_tgt = to_tgt if tgt != "en" else None
         self.to_src = to_src if src != "en" else None
@@ -301,8 +319,13 @@ class TargetConfusions:
         return self.to_src.first(gloss) if self.to_src is not None else None
 
 
-def noisy_target_words(tokens: Sequence[str], confusions: TargetConfusions, rates: ErrorRates,
-                       rng: np.random.Generator, units: Sequence[int] | None = None) -> list[str]:
+def noisy_target_words(
+    tokens: Sequence[str],
+    confusions: TargetConfusions,
+    rates: ErrorRates,
+    rng: np.random.Generator,
+    units: Sequence[int] | None = None,
+) -> list[str]:
     """Perturb a *correct* target sentence ``tokens`` with the five error kinds drawn from ``rng``.
 
     The ``transfer`` backend's error model: the same kinds and rates as
@@ -346,7 +369,9 @@ def noisy_target_words(tokens: Sequence[str], confusions: TargetConfusions, rate
     last_dropped: str | None = None
     for i, (tok, u, v) in enumerate(zip(tokens, draws, picks)):
         k = 1 if units is None else max(1, int(units[i]))
-        edges = np.cumsum(per_token if k == 1 or not 0.0 < total < 1.0 else per_token * ((1.0 - (1.0 - total) ** k) / total))
+        edges = np.cumsum(
+            per_token if k == 1 or not 0.0 < total < 1.0 else per_token * ((1.0 - (1.0 - total) ** k) / total)
+        )
         kind = TOKEN_ERRORS[int(np.searchsorted(edges, u, side="right"))] if u < edges[-1] else None
         if kind == "drop":
             last_dropped = tok
@@ -356,8 +381,11 @@ def noisy_target_words(tokens: Sequence[str], confusions: TargetConfusions, rate
             continue
         cands: list[str] = []
         if kind is not None:
-            first, second = (confusions.sense, confusions.agreement) if kind == "wrong_sense" else \
-                (confusions.agreement, confusions.sense)
+            first, second = (
+                (confusions.sense, confusions.agreement)
+                if kind == "wrong_sense"
+                else (confusions.agreement, confusions.sense)
+            )
             cands = first(tok) or second(tok)
             if not cands:
                 other = confusions.untranslated(tok)

@@ -42,8 +42,7 @@ def _default_client_factory(timeout: float) -> Any:
     try:
         from googletrans import Translator  # imported lazily: an optional dependency
     except ImportError as e:
-        raise ImportError(f"the 'googletrans' translation backend needs the googletrans package: "
-                          f"{INSTALL_HINT}") from e
+        raise ImportError(f"the 'googletrans' translation backend needs the googletrans package: {INSTALL_HINT}") from e
     # raise_exception: by default googletrans answers an HTTP error (e.g. 429, rate
     # limited) with the source text as its "translation", which the cache would keep.
     return Translator(timeout=timeout, raise_exception=True)
@@ -66,13 +65,22 @@ class GoogleTransBackend(TranslationBackend):
     inject a fake one.
     """
 
-    def __init__(self, batch_size: int = 20, requests_per_second: float = 5.0, retries: int = 4,
-                 backoff: float = 1.0, max_backoff: float = 30.0, timeout: float = 10.0,
-                 language_codes: Mapping[str, str] | None = None,
-                 client_factory: Callable[[float], Any] | None = None) -> None:
+    def __init__(
+        self,
+        batch_size: int = 20,
+        requests_per_second: float = 5.0,
+        retries: int = 4,
+        backoff: float = 1.0,
+        max_backoff: float = 30.0,
+        timeout: float = 10.0,
+        language_codes: Mapping[str, str] | None = None,
+        client_factory: Callable[[float], Any] | None = None,
+    ) -> None:
         if batch_size < 1 or requests_per_second <= 0 or retries < 0 or timeout <= 0 or backoff < 0:
-            raise ValueError("googletrans backend: batch_size ≥ 1, requests_per_second > 0, retries ≥ 0, "
-                             "timeout > 0 and backoff ≥ 0 are required")
+            raise ValueError(
+                "googletrans backend: batch_size ≥ 1, requests_per_second > 0, retries ≥ 0, "
+                "timeout > 0 and backoff ≥ 0 are required"
+            )
         self.batch_size = batch_size
         self.requests_per_second = requests_per_second
         self.retries = retries
@@ -94,8 +102,9 @@ class GoogleTransBackend(TranslationBackend):
         self._next_start = now + n_sentences / self.requests_per_second
 
     async def _call(self, client: Any, batch: list[str], src: str, tgt: str) -> list[str]:
-        result = await asyncio.wait_for(client.translate(batch, src=self._code(src), dest=self._code(tgt)),
-                                        timeout=self.timeout)
+        result = await asyncio.wait_for(
+            client.translate(batch, src=self._code(src), dest=self._code(tgt)), timeout=self.timeout
+        )
         if not isinstance(result, list):
             result = [result]
         texts = [r.text for r in result]
@@ -113,7 +122,7 @@ class GoogleTransBackend(TranslationBackend):
             raise TranslationError(self.name, 0, f"cannot create the client: {_describe(e)}", total=len(texts)) from e
         async with client:
             for start in range(0, len(texts), self.batch_size):
-                batch = texts[start:start + self.batch_size]
+                batch = texts[start : start + self.batch_size]
                 for attempt in range(self.retries + 1):
                     await self._throttle(len(batch))
                     try:
@@ -122,18 +131,22 @@ class GoogleTransBackend(TranslationBackend):
                     except (ValueError, TypeError) as e:
                         if isinstance(e, json.JSONDecodeError) and attempt < self.retries:
                             # An unparsable page (rate limiting, captcha) is transient: retry.
-                            await asyncio.sleep(min(self.backoff * 2 ** attempt, self.max_backoff))
+                            await asyncio.sleep(min(self.backoff * 2**attempt, self.max_backoff))
                             continue
                         # A bad language code or a wrong number of answers: retrying cannot help.
-                        raise TranslationError(self.name, len(done), _describe(e), total=len(texts),
-                                               partial=done) from e
+                        raise TranslationError(
+                            self.name, len(done), _describe(e), total=len(texts), partial=done
+                        ) from e
                     except Exception as e:
                         if attempt == self.retries:
                             raise TranslationError(
-                                self.name, len(done),
+                                self.name,
+                                len(done),
                                 f"{_describe(e)} ({self.retries + 1} attempts, timeout {self.timeout:g} s each)",
-                                total=len(texts), partial=done) from e
-                        await asyncio.sleep(min(self.backoff * 2 ** attempt, self.max_backoff))
+                                total=len(texts),
+                                partial=done,
+                            ) from e
+                        await asyncio.sleep(min(self.backoff * 2**attempt, self.max_backoff))
         return done
 
     def translate_batch(self, texts: list[str], src: str, tgt: str) -> list[str]:

@@ -50,8 +50,11 @@ def read_muse(path: str | Path) -> list[tuple[str, str]]:
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise InputError(path, f"not valid UTF-8: byte 0x{raw[e.start]:02x} at byte offset {offset + e.start} "
-                                   "of the file", line=lineno) from None
+            raise InputError(
+                path,
+                f"not valid UTF-8: byte 0x{raw[e.start]:02x} at byte offset {offset + e.start} of the file",
+                line=lineno,
+            ) from None
         offset += len(raw)
         if lineno == 1:
             line = line.removeprefix("\ufeff")  # a BOM written by some editors
@@ -61,8 +64,9 @@ def read_muse(path: str | Path) -> list[tuple[str, str]]:
         fields = _FIELD_SEP.split(line)
         if len(fields) != 2:
             what = "one field" if len(fields) == 1 else f"{len(fields)} fields"
-            raise InputError(path, f"expected 'source target' separated by a space or a tab, got {what}: "
-                                   f"{line[:80]!r}", line=lineno)
+            raise InputError(
+                path, f"expected 'source target' separated by a space or a tab, got {what}: {line[:80]!r}", line=lineno
+            )
         pairs.append((fields[0], fields[1]))
     if not pairs:
         raise InputError(path, "dictionary has no entries")
@@ -77,13 +81,17 @@ def parse_pair_name(path: str | Path, languages: Collection[str]) -> tuple[str, 
     path = Path(path)
     m = _PAIR_NAME.match(path.name)
     if m is None:
-        raise InputError(path, "cannot read the language pair from the file name: expected "
-                               "'{src}-{tgt}.txt', e.g. 'en-de.txt'")
+        raise InputError(
+            path, "cannot read the language pair from the file name: expected '{src}-{tgt}.txt', e.g. 'en-de.txt'"
+        )
     src, tgt = m["src"], m["tgt"]
     for code in (src, tgt):
         if code not in languages:
-            raise InputError(path, f"language code {code!r} in the file name is not a configured language "
-                                   f"(configured: {', '.join(sorted(languages))})")
+            raise InputError(
+                path,
+                f"language code {code!r} in the file name is not a configured language "
+                f"(configured: {', '.join(sorted(languages))})",
+            )
     if src == tgt:
         raise InputError(path, f"source and target language are both {src!r}")
     return src, tgt
@@ -127,8 +135,9 @@ class MuseDictionary:
         self.max_source_chars = max((len(w) for w in self.entries), default=0)
 
     @classmethod
-    def from_pairs(cls, pairs: Iterable[tuple[str, str]], src: str, tgt: str,
-                   path: Path | None = None) -> "MuseDictionary":
+    def from_pairs(
+        cls, pairs: Iterable[tuple[str, str]], src: str, tgt: str, path: Path | None = None
+    ) -> "MuseDictionary":
         entries: dict[str, list[str]] = {}
         for s, t in pairs:
             targets = entries.setdefault(normalize_word(s), [])

@@ -101,9 +101,12 @@ def check_references(references: pd.DataFrame, captions: pd.DataFrame, where: st
     bad = joined[joined["ref"] != joined["cap"]]
     if len(bad):
         (iid, idx), row = next(iter(bad.iterrows()))
-        raise InputError(where, f"{len(bad)} English references differ from the dataset's captions, e.g. "
-                                f"{iid} #{idx}: {row['ref']!r} vs {row['cap']!r}: the dataset was built with other "
-                                "settings; rebuild both")
+        raise InputError(
+            where,
+            f"{len(bad)} English references differ from the dataset's captions, e.g. "
+            f"{iid} #{idx}: {row['ref']!r} vs {row['cap']!r}: the dataset was built with other "
+            "settings; rebuild both",
+        )
 
 
 def mt_quality(references: pd.DataFrame, translator: Translator, backend: str) -> pd.DataFrame:
@@ -125,17 +128,28 @@ def mt_quality(references: pd.DataFrame, translator: Translator, backend: str) -
             both = wide[[src, tgt]].dropna()
             sources, refs = list(both[src]), list(both[tgt])
             bleu, chrf = score(translator.translate(sources, src, tgt), refs, tgt)
-            rows.append({"src": src, "tgt": tgt, "direction": direction, "n": len(both), "bleu": bleu,
-                         "chrf": chrf, "backend": backend})
+            rows.append(
+                {
+                    "src": src,
+                    "tgt": tgt,
+                    "direction": direction,
+                    "n": len(both),
+                    "bleu": bleu,
+                    "chrf": chrf,
+                    "backend": backend,
+                }
+            )
     return pd.DataFrame(rows, columns=QUALITY_COLUMNS)
 
 
 def unmeasured_quality(langs: Sequence[str], backend: str) -> pd.DataFrame:
     """Rows for a dataset without references (real data): every en↔xx pair, scores ``unmeasured``."""
     others = [l for l in dict.fromkeys(langs) if l != "en"]
-    rows = [{"src": s, "tgt": t, "direction": d, "n": 0, "bleu": UNMEASURED, "chrf": UNMEASURED, "backend": backend}
-            for d, pairs in (("forward", [("en", l) for l in others]), ("back", [(l, "en") for l in others]))
-            for s, t in pairs]
+    rows = [
+        {"src": s, "tgt": t, "direction": d, "n": 0, "bleu": UNMEASURED, "chrf": UNMEASURED, "backend": backend}
+        for d, pairs in (("forward", [("en", l) for l in others]), ("back", [(l, "en") for l in others]))
+        for s, t in pairs
+    ]
     return pd.DataFrame(rows, columns=QUALITY_COLUMNS)
 
 
@@ -171,8 +185,10 @@ def mt_footnote(qualities: Mapping[str, pd.DataFrame]) -> str:
         langs = [l for l in dict.fromkeys(list(table["src"]) + list(table["tgt"])) if l != "en"]
         scores = ", ".join(f"{l} {_bleu(table, 'en', l)} / {_bleu(table, l, 'en')}" for l in langs)
         parts.append(f"`{ds}`: backend {backends}; BLEU en→xx / xx→en: {scores or UNMEASURED}")
-    return ("MT (training augmentation, test-time and CLC translations), measured against references of the same "
-            "caption plan (results/{dataset}/mt_quality.tsv): " + "; ".join(parts) + ".")
+    return (
+        "MT (training augmentation, test-time and CLC translations), measured against references of the same "
+        "caption plan (results/{dataset}/mt_quality.tsv): " + "; ".join(parts) + "."
+    )
 
 
 def mt_datasets(config: Mapping, report: str) -> list[str]:
@@ -185,4 +201,3 @@ def mt_datasets(config: Mapping, report: str) -> list[str]:
         if ds not in out and needs_translations(config, variant, protocol):
             out.append(ds)
     return out
-

@@ -16,8 +16,13 @@ import pandas as pd
 from polyvse.translate.augment import augment_training, clc_translations, test_translations
 from polyvse.translate.backend import make_backend
 from polyvse.translate.cache import CachedTranslator, TranslationCache
-from polyvse.translate.quality import (check_references, describe_backend, english_test_references, mt_quality,
-                                       unmeasured_quality)
+from polyvse.translate.quality import (
+    check_references,
+    describe_backend,
+    english_test_references,
+    mt_quality,
+    unmeasured_quality,
+)
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +32,12 @@ OFFLINE_BACKENDS = ("transfer", "dictionary")
 
 
 @contextmanager
-def cached_translator(settings: Mapping, langs: Sequence[str], dictionaries: str | Path | None,
-                      references: str | Path | pd.DataFrame | None = None) -> Iterator[CachedTranslator]:
+def cached_translator(
+    settings: Mapping,
+    langs: Sequence[str],
+    dictionaries: str | Path | None,
+    references: str | Path | pd.DataFrame | None = None,
+) -> Iterator[CachedTranslator]:
     """The configured backend behind the persistent cache.
 
     settings: the ``translate`` config block; ``dictionaries``: directory of
@@ -42,12 +51,15 @@ def cached_translator(settings: Mapping, langs: Sequence[str], dictionaries: str
     name = settings["backend"]
     if name in OFFLINE_BACKENDS:
         if dictionaries is None or not Path(dictionaries).is_dir():
-            raise FileNotFoundError(f"config key translate.dictionaries: {dictionaries!r} is not a directory "
-                                    "of MUSE dictionaries (en-xx.txt, xx-en.txt)")
+            raise FileNotFoundError(
+                f"config key translate.dictionaries: {dictionaries!r} is not a directory "
+                "of MUSE dictionaries (en-xx.txt, xx-en.txt)"
+            )
         errors = dict(settings.get("errors", {}))
         extra = {"references": references} if name == "transfer" else {}
-        backend = make_backend(name, directory=dictionaries, languages=langs,
-                               errors=errors, seed=int(errors.get("seed", 0)), **extra)
+        backend = make_backend(
+            name, directory=dictionaries, languages=langs, errors=errors, seed=int(errors.get("seed", 0)), **extra
+        )
     elif name == "googletrans":
         backend = make_backend("googletrans", **settings.get("googletrans", {}))
     else:
@@ -63,9 +75,13 @@ def cached_translator(settings: Mapping, langs: Sequence[str], dictionaries: str
                 log.info("  %s", row)
 
 
-def augmented_captions(captions: pd.DataFrame, langs: Sequence[str], settings: Mapping,
-                       dictionaries: str | Path | None,
-                       references: str | Path | pd.DataFrame | None = None) -> pd.DataFrame:
+def augmented_captions(
+    captions: pd.DataFrame,
+    langs: Sequence[str],
+    settings: Mapping,
+    dictionaries: str | Path | None,
+    references: str | Path | pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Human captions + MT fill-ups for train/val (≥ ``min_per_lang`` a language)
     + translations of the English test captions for languages without human ones.
     ``references``: plan realisations for the ``transfer`` backend (:func:`cached_translator`)."""
@@ -75,9 +91,14 @@ def augmented_captions(captions: pd.DataFrame, langs: Sequence[str], settings: M
         return test_translations(out, langs, translator, pivot="en")
 
 
-def query_translations(captions: pd.DataFrame, langs: Sequence[str], settings: Mapping,
-                       dictionaries: str | Path | None, split: str = "test",
-                       references: str | Path | pd.DataFrame | None = None) -> pd.DataFrame:
+def query_translations(
+    captions: pd.DataFrame,
+    langs: Sequence[str],
+    settings: Mapping,
+    dictionaries: str | Path | None,
+    split: str = "test",
+    references: str | Path | pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Every human caption of ``split`` in every other language (SMALR §3.4 CLC; the
     test ``tgt_lang == "en"`` rows are the queries of the translate-to-English
     baseline; the val table is what CLC-C is fitted on). Same columns for both splits.
@@ -117,13 +138,25 @@ def _synthetic_plans(dataset: Mapping, langs: Sequence[str]):
     if dataset["adapter"] != "synthetic":
         raise ValueError(f"adapter {dataset['adapter']!r} has no references of the same plan: only synthetic data does")
     s = dataset["synthetic"]
-    return build_dataset(s["profile"], s["n_train"], s["n_val"], s["n_test"], seed=s["seed"],
-                         captions_per_image=s["captions_per_image"],
-                         langs=list(langs) if s["profile"] == "all" else None, lexicon=s.get("lexicon", "closed"))
+    return build_dataset(
+        s["profile"],
+        s["n_train"],
+        s["n_val"],
+        s["n_test"],
+        seed=s["seed"],
+        captions_per_image=s["captions_per_image"],
+        langs=list(langs) if s["profile"] == "all" else None,
+        lexicon=s.get("lexicon", "closed"),
+    )
 
 
-def measure_quality(captions: pd.DataFrame, references: pd.DataFrame | None, langs: Sequence[str],
-                    settings: Mapping, dictionaries: str | Path | None) -> pd.DataFrame:
+def measure_quality(
+    captions: pd.DataFrame,
+    references: pd.DataFrame | None,
+    langs: Sequence[str],
+    settings: Mapping,
+    dictionaries: str | Path | None,
+) -> pd.DataFrame:
     """results/{dataset}/mt_quality.tsv: BLEU/chrF of the configured MT (see :mod:`polyvse.translate.quality`).
 
     ``references`` None (real data): every en↔xx pair is written ``unmeasured``.

@@ -41,8 +41,15 @@ from polyvse.errors import InputError
 from polyvse.text.tokenize import UNSEGMENTED, tokenize
 from polyvse.translate.backend import TranslationBackend, register
 from polyvse.translate.dictionary import DictionaryBackend, _fingerprint, join_tokens, segment_greedy
-from polyvse.translate.errors import (ERROR_MODEL_VERSION, TARGET_ERROR_MODEL_VERSION, Confusions, ErrorRates,
-                                      TargetConfusions, noisy_target_words, sentence_rng)
+from polyvse.translate.errors import (
+    ERROR_MODEL_VERSION,
+    TARGET_ERROR_MODEL_VERSION,
+    Confusions,
+    ErrorRates,
+    TargetConfusions,
+    noisy_target_words,
+    sentence_rng,
+)
 from polyvse.translate.muse import MuseDictionary
 
 REALISATION_COLUMNS = ["image_id", "split", "src_lang", "cap_idx", "lang", "text"]
@@ -60,8 +67,11 @@ class PlanTable:
     def __init__(self, table: pd.DataFrame) -> None:
         missing = [c for c in REALISATION_COLUMNS if c not in table.columns]
         if missing:
-            raise InputError("references", f"plan realisations lack columns {missing} (has {list(table.columns)}): "
-                                           "rebuild results/{dataset}/references.parquet")
+            raise InputError(
+                "references",
+                f"plan realisations lack columns {missing} (has {list(table.columns)}): "
+                "rebuild results/{dataset}/references.parquet",
+            )
         keys = list(zip(table["image_id"], table["src_lang"], table["cap_idx"]))
         plan_ids: dict[tuple, int] = {}
         self._said: list[dict[str, str]] = []
@@ -76,9 +86,11 @@ class PlanTable:
                 if (lang == key[1]) == human_first:
                     self._index.setdefault((lang, text), plan_ids[key])
         self._normalised: dict[str, dict[str, int]] = {}
-        self.fingerprint = hashlib.sha256("\n".join(
-            f"{k[0]}\t{k[1]}\t{k[2]}\t{lang}\t{text}"
-            for k, lang, text in zip(keys, table["lang"], table["text"])).encode()).hexdigest()[:12]
+        self.fingerprint = hashlib.sha256(
+            "\n".join(
+                f"{k[0]}\t{k[1]}\t{k[2]}\t{lang}\t{text}" for k, lang, text in zip(keys, table["lang"], table["text"])
+            ).encode()
+        ).hexdigest()[:12]
 
     def __len__(self) -> int:
         return len(self._said)
@@ -124,11 +136,19 @@ class TransferBackend(TranslationBackend):
     (``translate.errors``) and the seed of their draws.
     """
 
-    def __init__(self, directory: str | Path | None = None, files: Sequence[str | Path] | None = None,
-                 references: str | Path | pd.DataFrame | None = None, languages: Collection[str] = LANGUAGES,
-                 pivot: str = "en", errors: ErrorRates | Mapping[str, object] | None = None, seed: int = 0) -> None:
-        self.fallback = DictionaryBackend(directory=directory, files=files, languages=languages, pivot=pivot,
-                                          errors=errors, seed=seed)
+    def __init__(
+        self,
+        directory: str | Path | None = None,
+        files: Sequence[str | Path] | None = None,
+        references: str | Path | pd.DataFrame | None = None,
+        languages: Collection[str] = LANGUAGES,
+        pivot: str = "en",
+        errors: ErrorRates | Mapping[str, object] | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.fallback = DictionaryBackend(
+            directory=directory, files=files, languages=languages, pivot=pivot, errors=errors, seed=seed
+        )
         self._init_table(references)
 
     def _init_table(self, references: str | Path | pd.DataFrame | None) -> None:
@@ -140,9 +160,14 @@ class TransferBackend(TranslationBackend):
         self._keys: dict[tuple[str, str], str] = {}
 
     @classmethod
-    def from_dictionaries(cls, dictionaries: Mapping[tuple[str, str], MuseDictionary] | Sequence[MuseDictionary],
-                          references: str | Path | pd.DataFrame | None = None, pivot: str = "en",
-                          errors: ErrorRates | Mapping[str, object] | None = None, seed: int = 0) -> "TransferBackend":
+    def from_dictionaries(
+        cls,
+        dictionaries: Mapping[tuple[str, str], MuseDictionary] | Sequence[MuseDictionary],
+        references: str | Path | pd.DataFrame | None = None,
+        pivot: str = "en",
+        errors: ErrorRates | Mapping[str, object] | None = None,
+        seed: int = 0,
+    ) -> "TransferBackend":
         """A backend over dictionaries already in memory (tests, notebooks)."""
         self = cls.__new__(cls)
         self.fallback = DictionaryBackend.from_dictionaries(dictionaries, pivot=pivot, errors=errors, seed=seed)
@@ -172,16 +197,18 @@ class TransferBackend(TranslationBackend):
             lang, dictionary = (tgt, to_tgt) if tgt != "en" else (src, to_src)
             if dictionary is not None and lang not in self._dictionary_confusions:
                 self._dictionary_confusions[lang] = Confusions(dictionary)
-            self._confusions[pair] = TargetConfusions(src, tgt, to_tgt, to_src,
-                                                      self._dictionary_confusions.get(lang))
+            self._confusions[pair] = TargetConfusions(src, tgt, to_tgt, to_src, self._dictionary_confusions.get(lang))
         return self._confusions[pair]
 
     def target_tokens(self, text: str, lang: str, words: Collection[str]) -> list[str]:
         """``text`` in ``lang`` as output tokens: tokenised; zh/ja segmented into the dictionary's ``words``."""
         if lang in UNSEGMENTED:
             longest = max((len(w) for w in words), default=1)
-            return [tok for chunk in tokenize(text, lang, segmenter="spaces")
-                    for tok in segment_greedy(chunk, words, longest)]
+            return [
+                tok
+                for chunk in tokenize(text, lang, segmenter="spaces")
+                for tok in segment_greedy(chunk, words, longest)
+            ]
         return tokenize(text, lang)
 
     def translate_known(self, text: str, src: str, tgt: str) -> str | None:
@@ -214,8 +241,7 @@ class TransferBackend(TranslationBackend):
             self._keys[pair] = f"{self.name}:plans={table}:dicts={self._dictionaries_key(src, tgt)}"
         key = self._keys[pair]
         if self.errors.active:
-            key += (f":errors=v{ERROR_MODEL_VERSION}.{TARGET_ERROR_MODEL_VERSION},{self.errors.key()}"
-                    f":seed={self.seed}")
+            key += f":errors=v{ERROR_MODEL_VERSION}.{TARGET_ERROR_MODEL_VERSION},{self.errors.key()}:seed={self.seed}"
         return key
 
     def _dictionaries_key(self, src: str, tgt: str) -> str:
@@ -228,6 +254,7 @@ class TransferBackend(TranslationBackend):
         pairs = [p for p in pairs if self.fallback._has(p)]
         if all(p in self.fallback.paths for p in pairs):
             return _fingerprint([self.fallback.paths[p] for p in pairs]) if pairs else "none"
-        content = "\n".join(f"{p}\t{s}\t{' '.join(ts)}" for p in pairs
-                            for s, ts in self.fallback.dictionary(*p).entries.items())
+        content = "\n".join(
+            f"{p}\t{s}\t{' '.join(ts)}" for p in pairs for s, ts in self.fallback.dictionary(*p).entries.items()
+        )
         return hashlib.sha256(content.encode()).hexdigest()[:12]
