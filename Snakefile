@@ -2,9 +2,18 @@
 # The rules are thin: inputs, outputs, resources, a log and one script each;
 # all logic lives in the polyvse library (tests/ covers it).
 
+import os
+import sys
+
 from snakemake.utils import min_version, update_config
 
 min_version("9.0")
+
+# The library is imported from this workflow's own directory, here and in every job's script
+# (which inherits PYTHONPATH, in a conda env of envs/polyvse.yaml too): no install of it needed
+# beside its dependencies, and a clone runs its own code even where another is installed.
+sys.path.insert(0, workflow.basedir)
+os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])))
 
 
 from polyvse.config_files import load_config_file, typed_overrides
@@ -50,12 +59,20 @@ include: "rules/translator.smk"
 
 
 # Trivial jobs run beside snakemake instead of costing a cluster submission each.
-localrules: all, table, figure, vocab, mlmme_table, translator_curve, provenance, benchmarks
+localrules:
+    all,
+    table,
+    figure,
+    vocab,
+    mlmme_table,
+    translator_curve,
+    provenance,
+    benchmarks,
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
         f"{R}/provenance/run.tsv",  # rules/report.smk: written last, from every result
         f"{R}/benchmarks.tsv",  # rules/report.smk: every job's time and memory
-    default_target: True

@@ -37,7 +37,6 @@ from polyvse.train.families import variant_needs
 from polyvse.train.mlmme_runs import check_mlmme_config
 from polyvse.train.translator_runs import check_translator_config, needs_source_model
 
-
 # The config: the schema (keys, types; it fills the defaults), then the cross-references
 # and the paths names become (polyvse.config). An error is one line naming file, line,
 # key and reason (polyvse.config_files), raised at this top level so that snakemake
@@ -65,8 +64,12 @@ if _left_out:
     config.clear()
     config.update(_available)
     if workflow.is_main_process:
-        print("polyvse: no machine translation or dictionaries for this data; left out of this run:\n  "
-              + "\n  ".join(_left_out) + f"\n  to run them: {HOW_TO_TRANSLATE}", file=sys.stderr)
+        print(
+            "polyvse: no machine translation or dictionaries for this data; left out of this run:\n  "
+            + "\n  ".join(_left_out)
+            + f"\n  to run them: {HOW_TO_TRANSLATE}",
+            file=sys.stderr,
+        )
 
 # Findings (polyvse.report.findings): every row a claim of the seed papers compares is
 # trained findings.seeds times; the replicas ({variant}-s{k}, seed + k) join the config here.
@@ -104,12 +107,14 @@ wildcard_constraints:
 
 def all_targets():
     reports = list(config["reports"]) + list(config["speech"]["reports"])
-    return (expand(f"{R}/{{report}}.{{ext}}", report=reports, ext=["tsv", "md"])
-            + expand(f"{R}/{{figure}}.{{ext}}", figure=list(config["figures"]), ext=["tsv", "png"])
-            + [f"{R}/{name}.{ext}" for name in config["extra_reports"] for ext in EXTRA_REPORT_FILES[name]]
-            + [f"{R}/data_stats.{ext}" for ext in ("tsv", "md") if text_datasets()]  # rules/data.smk
-            + [f"{R}/findings.{ext}" for ext in ("tsv", "md") if active_claims(config)]  # rules/report.smk
-            + [f"{R}/gallery/{report}.png" for report in gallery_reports()])  # rules/report.smk
+    return (
+        expand(f"{R}/{{report}}.{{ext}}", report=reports, ext=["tsv", "md"])
+        + expand(f"{R}/{{figure}}.{{ext}}", figure=list(config["figures"]), ext=["tsv", "png"])
+        + [f"{R}/{name}.{ext}" for name in config["extra_reports"] for ext in EXTRA_REPORT_FILES[name]]
+        + [f"{R}/data_stats.{ext}" for ext in ("tsv", "md") if text_datasets()]  # rules/data.smk
+        + [f"{R}/findings.{ext}" for ext in ("tsv", "md") if active_claims(config)]  # rules/report.smk
+        + [f"{R}/gallery/{report}.png" for report in gallery_reports()]  # rules/report.smk
+    )
 
 
 def gallery_variants(report):
@@ -133,8 +138,12 @@ def training_resources(kind, threads=None):
     of the config, and a GPU (profiles/slurm sets gpu: 1 for these rules on a cluster) with the job's
     threads as its CPUs."""
     res = config["resources"][kind]
-    return {"gpu": res["gpu"], "cpus_per_gpu": threads if threads is not None else res["threads"],
-            "mem_mb": res["mem_mb"], "runtime": res["runtime"]}
+    return {
+        "gpu": res["gpu"],
+        "cpus_per_gpu": threads if threads is not None else res["threads"],
+        "mem_mb": res["mem_mb"],
+        "runtime": res["runtime"],
+    }
 
 
 def variant_dataset(wildcards):
@@ -143,8 +152,12 @@ def variant_dataset(wildcards):
 
 def train_vocab_files(wildcards):
     v = config["variants"][wildcards.variant]
-    return expand(f"{R}/{{dataset}}/vocab/{{origin}}/{{lang}}.tsv", dataset=v["dataset"],
-                  origin="augmented" if v["captions"] == "augmented" else "human", lang=v["train_langs"])
+    return expand(
+        f"{R}/{{dataset}}/vocab/{{origin}}/{{lang}}.tsv",
+        dataset=v["dataset"],
+        origin="augmented" if v["captions"] == "augmented" else "human",
+        lang=v["train_langs"],
+    )
 
 
 def training_captions_file(wildcards):
@@ -154,26 +167,34 @@ def training_captions_file(wildcards):
 
 
 def report_eval_files(wildcards):
-    return [f"{R}/{config['variants'][v]['dataset']}/eval/{v}.{p}.tsv"
-            for v, p in report_evaluations(config, wildcards.report)]
+    return [
+        f"{R}/{config['variants'][v]['dataset']}/eval/{v}.{p}.tsv"
+        for v, p in report_evaluations(config, wildcards.report)
+    ]
 
 
 def figure_eval_files(wildcards):
-    return [f"{R}/{config['variants'][v]['dataset']}/eval/{v}.{p}.tsv"
-            for v, p in figure_sources(config, wildcards.figure)]
+    return [
+        f"{R}/{config['variants'][v]['dataset']}/eval/{v}.{p}.tsv" for v, p in figure_sources(config, wildcards.figure)
+    ]
 
 
 def figure_params_files(wildcards):
-    return [f"{R}/{config['variants'][v]['dataset']}/models/{v}/params.json"
-            for v, _ in figure_sources(config, wildcards.figure)]
+    return [
+        f"{R}/{config['variants'][v]['dataset']}/models/{v}/params.json"
+        for v, _ in figure_sources(config, wildcards.figure)
+    ]
 
 
 def report_params_files(wildcards):
-    return [f"{R}/{config['variants'][v]['dataset']}/models/{v}/params.json"
-            for v in report_variants(config, wildcards.report)]
+    return [
+        f"{R}/{config['variants'][v]['dataset']}/models/{v}/params.json"
+        for v in report_variants(config, wildcards.report)
+    ]
 
 
 # ----------------------------------------------------------------------------- rules/translate.smk: input functions
+
 
 def dictionaries_dir(wildcards):
     """MUSE dictionaries: the config's directory, or the synthetic dataset's own."""
@@ -197,6 +218,7 @@ def translate_inputs(wildcards):
 
 
 # ----------------------------------------------------------------------------- rules/text_features.smk: input functions
+
 
 def fasttext_inputs(wildcards):
     """The vocabulary, and the user's pretrained file, or else the text-only corpus
@@ -223,6 +245,7 @@ def fasttext_mem_mb(wildcards):
 
 # ----------------------------------------------------------------------------- rules/pretrain.smk: input functions
 
+
 def pretrain_inputs(wildcards):
     """Training captions, vocabularies and FastText tables of the pretraining's languages."""
     s = pretrain_settings(config, wildcards.name, wildcards.dataset)
@@ -237,6 +260,7 @@ def pretrain_inputs(wildcards):
 
 
 # ----------------------------------------------------------------------------- rules/train.smk: input functions
+
 
 def train_inputs(wildcards):
     """Captions, image features and vocabularies, plus what the variant's family
@@ -272,6 +296,7 @@ def train_inputs(wildcards):
 
 # ----------------------------------------------------------------------------- rules/evaluate.smk: input functions
 
+
 def evaluation_inputs(wildcards):
     dataset = wildcards.dataset
     augmented = needs_translations(config, wildcards.variant, wildcards.protocol)
@@ -289,6 +314,7 @@ def evaluation_inputs(wildcards):
 
 
 # ----------------------------------------------------------------------------- rules/speech.smk: input functions
+
 
 def speech_dataset_langs(wildcards):
     return config["datasets"][wildcards.dataset]["langs"]
@@ -362,6 +388,7 @@ def translator_train_inputs(wildcards):
 
 # ----------------------------------------------------------------------------- run summary
 
+
 def _elapsed():
     return time.strftime("%H:%M:%S", time.gmtime(time.time() - _STARTED))
 
@@ -380,8 +407,13 @@ def _record_run():
     path = Path("logs/runs.tsv")
     path.parent.mkdir(parents=True, exist_ok=True)
     fmt = "%Y-%m-%d %H:%M:%S"
-    row = [time.strftime(fmt, time.gmtime(_STARTED)), time.strftime(fmt, time.gmtime()),
-           str(round(time.time() - _STARTED)), commit, f"{platform.machine()}, {os.cpu_count()} CPUs"]
+    row = [
+        time.strftime(fmt, time.gmtime(_STARTED)),
+        time.strftime(fmt, time.gmtime()),
+        str(round(time.time() - _STARTED)),
+        commit,
+        f"{platform.machine()}, {os.cpu_count()} CPUs",
+    ]
     with path.open("a", encoding="utf-8") as f:
         if f.tell() == 0:
             f.write("started\tfinished\twall_s\tcommit\thost\n")

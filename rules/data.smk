@@ -8,14 +8,16 @@ rule dataset:
     log:
         "logs/{dataset}/dataset.log",
     benchmark:
-        "benchmarks/dataset/{dataset}.tsv",
-    params:
-        dataset=lambda wc: config["datasets"][wc.dataset],
-        out_dir=lambda wc: f"{R}/{wc.dataset}",
+        "benchmarks/dataset/{dataset}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=60,
+    params:
+        dataset=lambda wc: config["datasets"][wc.dataset],
+        out_dir=lambda wc: f"{R}/{wc.dataset}",
     script:
         "../workflow_scripts/make_dataset.py"
 
@@ -27,15 +29,17 @@ rule dictionaries:
     log:
         "logs/{dataset}/dictionaries.log",
     benchmark:
-        "benchmarks/dictionaries/{dataset}.tsv",
-    params:
-        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
-        adapter=lambda wc: config["datasets"][wc.dataset]["adapter"],
-        lexicon=lambda wc: (config["datasets"][wc.dataset].get("synthetic") or {}).get("lexicon", "closed"),
+        "benchmarks/dictionaries/{dataset}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=10,
+    params:
+        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
+        adapter=lambda wc: config["datasets"][wc.dataset]["adapter"],
+        lexicon=lambda wc: (config["datasets"][wc.dataset].get("synthetic") or {}).get("lexicon", "closed"),
     script:
         "../workflow_scripts/make_dictionaries.py"
 
@@ -50,19 +54,22 @@ rule references:
     log:
         "logs/{dataset}/references.log",
     benchmark:
-        "benchmarks/references/{dataset}.tsv",
-    params:
-        dataset=lambda wc: config["datasets"][wc.dataset],
-        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
+        "benchmarks/references/{dataset}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
+    params:
+        dataset=lambda wc: config["datasets"][wc.dataset],
+        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
     script:
         "../workflow_scripts/make_references.py"
 
 
 # ----------------------------------------------------------------------------- data statistics (issue 13)
+
 
 rule data_stats:
     """Vocabulary statistics of a dataset's human training captions, per language:
@@ -75,13 +82,15 @@ rule data_stats:
     log:
         "logs/{dataset}/data_stats.log",
     benchmark:
-        "benchmarks/data_stats/{dataset}.tsv",
-    params:
-        langs=lambda wc: human_langs(config, wc.dataset),
+        "benchmarks/data_stats/{dataset}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        langs=lambda wc: human_langs(config, wc.dataset),
     script:
         "../workflow_scripts/data_stats.py"
 
@@ -97,6 +106,8 @@ rule data_stats_table:
         md=report(f"{R}/data_stats.md", category="Data"),
     log:
         "logs/data_stats.log",
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=500,
@@ -105,4 +116,5 @@ rule data_stats_table:
         "../workflow_scripts/data_stats_table.py"
 
 
-localrules: data_stats_table
+localrules:
+    data_stats_table,

@@ -10,15 +10,17 @@ rule evaluate:
     log:
         "logs/{dataset}/evaluate_{variant}.{protocol}.log",
     benchmark:
-        "benchmarks/evaluate/{dataset}/{variant}.{protocol}.tsv",
+        "benchmarks/evaluate/{dataset}/{variant}.{protocol}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
     params:
         langs=lambda wc: protocol_langs(config, wc.variant, wc.protocol),
         query_lang=lambda wc: "en" if wc.protocol == "to_en" else None,
         device=config["training"]["device"],
         seed=lambda wc: variant_settings(config, wc.variant)["seed"],
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
     script:
         "../workflow_scripts/evaluate.py"

@@ -8,13 +8,15 @@ rule image_features:
     log:
         "logs/{dataset}/image_features_{backbone}.log",
     benchmark:
-        "benchmarks/image_features/{dataset}/{backbone}.tsv",
-    params:
-        settings=config["image_features"],
-        image_root=lambda wc: f"{R}/{wc.dataset}",
+        "benchmarks/image_features/{dataset}/{backbone}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: config["resources"]["features"]["threads"]
     resources:
         mem_mb=config["resources"]["features"]["mem_mb"],
         runtime=config["resources"]["features"]["runtime"],
+    params:
+        settings=config["image_features"],
+        image_root=lambda wc: f"{R}/{wc.dataset}",
     script:
         "../workflow_scripts/extract_image_features.py"

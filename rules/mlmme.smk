@@ -22,8 +22,9 @@ rule mlmme_train:
         captions=f"{R}/{{dataset}}/captions.parquet",
         features=f"{R}/{{dataset}}/image_features/{BACKBONE}.npy",
         ids=f"{R}/{{dataset}}/image_features/{BACKBONE}.ids.txt",
-        vocab=lambda wc: expand(f"{R}/{wc.dataset}/vocab/human/{{lang}}.tsv",
-                                lang=mlmme_run_settings(config, wc.mlmme_run)["langs"]),
+        vocab=lambda wc: expand(
+            f"{R}/{wc.dataset}/vocab/human/{{lang}}.tsv", lang=mlmme_run_settings(config, wc.mlmme_run)["langs"]
+        ),
     output:
         model=f"{R}/{{dataset}}/mlmme/{{mlmme_run}}/model.pt",
         epochs=f"{R}/{{dataset}}/mlmme/{{mlmme_run}}/epochs.tsv",
@@ -31,15 +32,17 @@ rule mlmme_train:
     log:
         "logs/{dataset}/mlmme_train_{mlmme_run}.log",
     benchmark:
-        "benchmarks/mlmme_train/{dataset}/{mlmme_run}.tsv",
-    params:
-        settings=lambda wc: mlmme_run_settings(config, wc.mlmme_run),
-        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/mlmme/{wc.mlmme_run}/checkpoint",
+        "benchmarks/mlmme_train/{dataset}/{mlmme_run}.tsv"
     wildcard_constraints:
         mlmme_run="|".join(re.escape(n) for n in MLMME_TRAINED),
+    conda:
+        "../envs/polyvse.yaml"
     threads: MLMME["threads"]
     resources:
         **training_resources("train", MLMME["threads"]),
+    params:
+        settings=lambda wc: mlmme_run_settings(config, wc.mlmme_run),
+        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/mlmme/{wc.mlmme_run}/checkpoint",
     script:
         "../workflow_scripts/mlmme_train.py"
 
@@ -57,15 +60,17 @@ rule mlmme_evaluate:
     log:
         "logs/{dataset}/mlmme_evaluate_{mlmme_run}.log",
     benchmark:
-        "benchmarks/mlmme_evaluate/{dataset}/{mlmme_run}.tsv",
-    params:
-        device=MLMME["training"]["device"],
+        "benchmarks/mlmme_evaluate/{dataset}/{mlmme_run}.tsv"
     wildcard_constraints:
         mlmme_run="|".join(re.escape(n) for n in MLMME_TRAINED),
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=15,
+    params:
+        device=MLMME["training"]["device"],
     script:
         "../workflow_scripts/mlmme_evaluate.py"
 
@@ -81,14 +86,16 @@ rule mlmme_table:
         md=report(f"{R}/mlmme_table1.md", category="Tables", caption="../report/mlmme_table.rst"),
     log:
         "logs/report_mlmme_table1.log",
+    conda:
+        "../envs/polyvse.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
     params:
         runs=MLMME_RUNS,
         langs=MLMME["langs"],
         caption=MLMME["caption"],
         dataset=lambda wc: {"name": MLMME["dataset"], **config["datasets"].get(MLMME["dataset"], {})},
-    threads: 1
-    resources:
-        mem_mb=500,
-        runtime=5,
     script:
         "../workflow_scripts/make_mlmme_table.py"

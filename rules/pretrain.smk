@@ -11,16 +11,18 @@ rule pretrain:
     log:
         "logs/{dataset}/pretrain_{name}.log",
     benchmark:
-        "benchmarks/pretrain/{dataset}/{name}.tsv",
+        "benchmarks/pretrain/{dataset}/{name}.tsv"
+    wildcard_constraints:
+        name=names_regex(config["pretrain"]),
+    conda:
+        "../envs/polyvse.yaml"
+    threads: config["resources"]["train"]["threads"]
+    resources:
+        **training_resources("train"),
     params:
         settings=lambda wc: pretrain_settings(config, wc.name, wc.dataset),
         text=config["text"],
         seed=config["seed"],
         checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/pretrain/{wc.name}.checkpoint",
-    wildcard_constraints:
-        name=names_regex(config["pretrain"]),
-    threads: config["resources"]["train"]["threads"]
-    resources:
-        **training_resources("train"),
     script:
         "../workflow_scripts/pretrain.py"

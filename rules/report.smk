@@ -10,17 +10,21 @@ rule table:
         md=report(f"{R}/{{report}}.md", category="Tables", caption="../report/table.rst"),
     log:
         "logs/report_{report}.log",
-    params:
-        report=lambda wc: config["reports"][wc.report],
-        datasets=lambda wc: {ds: {**config["datasets"][ds], "human_langs": human_langs(config, ds)}
-                             for ds in report_datasets(config, wc.report)},
-        variants=lambda wc: report_variants(config, wc.report),
-        evaluations=lambda wc: report_evaluations(config, wc.report),
-        mt_datasets=lambda wc: mt_datasets(config, wc.report),
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
+    params:
+        report=lambda wc: config["reports"][wc.report],
+        datasets=lambda wc: {
+            ds: {**config["datasets"][ds], "human_langs": human_langs(config, ds)}
+            for ds in report_datasets(config, wc.report)
+        },
+        variants=lambda wc: report_variants(config, wc.report),
+        evaluations=lambda wc: report_evaluations(config, wc.report),
+        mt_datasets=lambda wc: mt_datasets(config, wc.report),
     script:
         "../workflow_scripts/make_table.py"
 
@@ -37,20 +41,24 @@ rule figure:
         tsv=f"{R}/{{figure}}.tsv",
     log:
         "logs/figure_{figure}.log",
-    params:
-        figure=lambda wc: config["figures"][wc.figure],
-        sources=lambda wc: figure_sources(config, wc.figure),
-        variants=lambda wc: {v: {"dataset": config["variants"][v]["dataset"],
-                                 "train_langs": config["variants"][v]["train_langs"]}
-                             for v, _ in figure_sources(config, wc.figure)},
-        datasets=lambda wc: {ds: config["datasets"][ds] for ds in config["figures"][wc.figure]["datasets"]
-                             if ds in config["datasets"]},
     wildcard_constraints:
         figure=names_regex(config["figures"]),
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=5,
+    params:
+        figure=lambda wc: config["figures"][wc.figure],
+        sources=lambda wc: figure_sources(config, wc.figure),
+        variants=lambda wc: {
+            v: {"dataset": config["variants"][v]["dataset"], "train_langs": config["variants"][v]["train_langs"]}
+            for v, _ in figure_sources(config, wc.figure)
+        },
+        datasets=lambda wc: {
+            ds: config["datasets"][ds] for ds in config["figures"][wc.figure]["datasets"] if ds in config["datasets"]
+        },
     script:
         "../workflow_scripts/make_figure.py"
 
@@ -65,12 +73,14 @@ rule provenance:
         f"{R}/provenance/run.tsv",
     log:
         "logs/provenance.log",
-    params:
-        results=R,
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=10,
+    params:
+        results=lambda wc, output: str(Path(output[0]).parent.parent),  # {R}/provenance/run.tsv → {R}
     script:
         "../workflow_scripts/provenance.py"
 
@@ -86,12 +96,14 @@ rule benchmarks:
         summary=f"{R}/benchmarks_by_rule.tsv",
     log:
         "logs/benchmarks.log",
-    params:
-        root="benchmarks",
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
+    params:
+        root="benchmarks",
     script:
         "../workflow_scripts/gather_benchmarks.py"
 
@@ -107,12 +119,14 @@ rule findings:
         md=report(f"{R}/findings.md", category="Findings", caption="../report/findings.rst"),
     log:
         "logs/findings.log",
-    params:
-        plan=FINDINGS_PLAN,
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        plan=FINDINGS_PLAN,
     script:
         "../workflow_scripts/make_findings.py"
 
@@ -122,31 +136,38 @@ rule gallery:
     mR) answering human test captions in its first gallery.langs languages: each query beside
     its top gallery.top_k test images, the image it describes outlined (polyvse.report.gallery)."""
     input:
-        evals=lambda wc: [f"{R}/{config['variants'][v]['dataset']}/eval/{v}.direct.tsv"
-                          for v in gallery_variants(wc.report)],
-        models=lambda wc: [f"{R}/{config['variants'][v]['dataset']}/models/{v}/model.pt"
-                           for v in gallery_variants(wc.report)],
-        data=lambda wc: sorted({f"{R}/{config['variants'][v]['dataset']}/{name}"
-                                for v in gallery_variants(wc.report)
-                                for name in ("captions.parquet", "images.parquet",
-                                             f"image_features/{BACKBONE}.npy")}),
+        evals=lambda wc: [
+            f"{R}/{config['variants'][v]['dataset']}/eval/{v}.direct.tsv" for v in gallery_variants(wc.report)
+        ],
+        models=lambda wc: [
+            f"{R}/{config['variants'][v]['dataset']}/models/{v}/model.pt" for v in gallery_variants(wc.report)
+        ],
+        data=lambda wc: sorted(
+            {
+                f"{R}/{config['variants'][v]['dataset']}/{name}"
+                for v in gallery_variants(wc.report)
+                for name in ("captions.parquet", "images.parquet", f"image_features/{BACKBONE}.npy")
+            }
+        ),
     output:
         report(f"{R}/gallery/{{report}}.png", category="Gallery", caption="../report/gallery.rst"),
     log:
         "logs/gallery_{report}.log",
     benchmark:
         "benchmarks/gallery/{report}.tsv"
+    wildcard_constraints:
+        report=names_regex(config["reports"]),
+    conda:
+        "../envs/polyvse.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
     params:
         candidates=lambda wc: gallery_variants(wc.report),
         langs=config["gallery"]["langs"],
         per_lang=config["gallery"]["per_lang"],
         top_k=config["gallery"]["top_k"],
         seed=config["seed"],
-    wildcard_constraints:
-        report=names_regex(config["reports"]),
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
     script:
         "../workflow_scripts/make_gallery.py"

@@ -14,15 +14,17 @@ rule utterances:
     log:
         "logs/{dataset}/utterances.log",
     benchmark:
-        "benchmarks/utterances/{dataset}.tsv",
-    params:
-        dataset=lambda wc: config["datasets"][wc.dataset],
-        tts=config["speech"]["tts"],
-        out_dir=lambda wc: f"{R}/{wc.dataset}",
+        "benchmarks/utterances/{dataset}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: config["resources"]["features"]["threads"]
     resources:
         mem_mb=config["resources"]["features"]["mem_mb"],
         runtime=config["resources"]["features"]["runtime"],
+    params:
+        dataset=lambda wc: config["datasets"][wc.dataset],
+        tts=config["speech"]["tts"],
+        out_dir=lambda wc: f"{R}/{wc.dataset}",
     script:
         "../workflow_scripts/make_utterances.py"
 
@@ -37,13 +39,15 @@ rule logmel:
     log:
         "logs/{dataset}/logmel_{lang}.log",
     benchmark:
-        "benchmarks/logmel/{dataset}/{lang}.tsv",
-    params:
-        root=lambda wc: f"{R}/{wc.dataset}",
+        "benchmarks/logmel/{dataset}/{lang}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: config["resources"]["features"]["threads"]
     resources:
         mem_mb=config["resources"]["features"]["mem_mb"],
         runtime=config["resources"]["features"]["runtime"],
+    params:
+        root=lambda wc: f"{R}/{wc.dataset}",
     script:
         "../workflow_scripts/extract_logmel.py"
 
@@ -60,13 +64,15 @@ rule speech_train:
     log:
         "logs/{dataset}/speech_train_{variant}.log",
     benchmark:
-        "benchmarks/speech_train/{dataset}/{variant}.tsv",
-    params:
-        settings=lambda wc: speech_variant_settings(config, wc.variant),
-        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/speech/{wc.variant}/checkpoint",
+        "benchmarks/speech_train/{dataset}/{variant}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: config["resources"]["speech_train"]["threads"]
     resources:
         **training_resources("speech_train"),
+    params:
+        settings=lambda wc: speech_variant_settings(config, wc.variant),
+        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/speech/{wc.variant}/checkpoint",
     script:
         "../workflow_scripts/speech_train.py"
 
@@ -82,7 +88,9 @@ rule speech_evaluate:
     log:
         "logs/{dataset}/speech_evaluate_{variant}.log",
     benchmark:
-        "benchmarks/speech_evaluate/{dataset}/{variant}.tsv",
+        "benchmarks/speech_evaluate/{dataset}/{variant}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=4000,
@@ -101,17 +109,19 @@ rule speech_table:
         md=report(f"{R}/{{speech_report}}.md", category="Speech tables", caption="../report/speech_table.rst"),
     log:
         "logs/report_{speech_report}.log",
+    wildcard_constraints:
+        speech_report=names_regex(config["speech"]["reports"]),
+    conda:
+        "../envs/polyvse.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
     params:
         report=lambda wc: config["speech"]["reports"][wc.speech_report],
         variants=lambda wc: speech_report_variants(config, wc.speech_report),
         dataset=lambda wc: speech_report_dataset(config, wc.speech_report),
         langs=lambda wc: config["datasets"][speech_report_dataset(config, wc.speech_report)]["langs"],
-    wildcard_constraints:
-        speech_report=names_regex(config["speech"]["reports"]),
-    threads: 1
-    resources:
-        mem_mb=500,
-        runtime=5,
     script:
         "../workflow_scripts/make_speech_table.py"
 

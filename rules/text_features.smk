@@ -7,14 +7,16 @@ rule vocab:
         f"{R}/{{dataset}}/vocab/{{origin}}/{{lang}}.tsv",
     log:
         "logs/{dataset}/vocab_{origin}_{lang}.log",
-    params:
-        segmenter=config["text"]["segmenter"],
     wildcard_constraints:
         origin="human|augmented",
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        segmenter=config["text"]["segmenter"],
     script:
         "../workflow_scripts/build_vocab.py"
 
@@ -28,15 +30,17 @@ rule corpus:
     log:
         "logs/{dataset}/corpus_{lang}.log",
     benchmark:
-        "benchmarks/corpus/{dataset}/{lang}.tsv",
-    params:  # only what the corpus depends on: other generator settings do not rerun it
-        sentences=lambda wc: config["datasets"][wc.dataset]["synthetic"]["corpus_sentences"],
-        seed=lambda wc: config["datasets"][wc.dataset]["synthetic"]["seed"],
-        lexicon=lambda wc: config["datasets"][wc.dataset]["synthetic"]["lexicon"],
+        "benchmarks/corpus/{dataset}/{lang}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=lambda wc: 1000 + config["datasets"][wc.dataset]["synthetic"]["corpus_sentences"] // 1000,
         runtime=lambda wc: 10 + config["datasets"][wc.dataset]["synthetic"]["corpus_sentences"] // 100_000,
+    params:  # only what the corpus depends on: other generator settings do not rerun it
+        sentences=lambda wc: config["datasets"][wc.dataset]["synthetic"]["corpus_sentences"],
+        seed=lambda wc: config["datasets"][wc.dataset]["synthetic"]["seed"],
+        lexicon=lambda wc: config["datasets"][wc.dataset]["synthetic"]["lexicon"],
     script:
         "../workflow_scripts/make_corpus.py"
 
@@ -53,16 +57,18 @@ rule fasttext:
     log:
         "logs/{dataset}/fasttext_{origin}_{lang}.log",
     benchmark:
-        "benchmarks/fasttext/{dataset}/{origin}/{lang}.tsv",
-    params:
-        settings=config["fasttext"],
-        segmenter=config["text"]["segmenter"],
+        "benchmarks/fasttext/{dataset}/{origin}/{lang}.tsv"
     wildcard_constraints:
         origin="human|augmented",
+    conda:
+        "../envs/polyvse.yaml"
     threads: config["fasttext"]["threads"]
     resources:
         mem_mb=fasttext_mem_mb,
         runtime=30,
+    params:
+        settings=config["fasttext"],
+        segmenter=config["text"]["segmenter"],
     script:
         "../workflow_scripts/fasttext_vectors.py"
 
@@ -78,15 +84,17 @@ rule pca:
     log:
         "logs/{dataset}/pca_{origin}_{lang}_{dim}.log",
     benchmark:
-        "benchmarks/pca/{dataset}/{origin}_{lang}_{dim}.tsv",
-    params:
-        seed=config["seed"],
+        "benchmarks/pca/{dataset}/{origin}_{lang}_{dim}.tsv"
     wildcard_constraints:
         origin="human|augmented",
         dim="[1-9][0-9]*",
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        seed=config["seed"],
     script:
         "../workflow_scripts/pca_vectors.py"

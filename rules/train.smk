@@ -10,12 +10,14 @@ rule train:
     log:
         "logs/{dataset}/train_{variant}.log",
     benchmark:
-        "benchmarks/train/{dataset}/{variant}.tsv",
-    params:
-        settings=lambda wc: variant_settings(config, wc.variant),
-        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/models/{wc.variant}/checkpoint",
+        "benchmarks/train/{dataset}/{variant}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: config["resources"]["train"]["threads"]
     resources:
         **training_resources("train"),
+    params:
+        settings=lambda wc: variant_settings(config, wc.variant),
+        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/models/{wc.variant}/checkpoint",
     script:
         "../workflow_scripts/train.py"

@@ -9,15 +9,17 @@ rule augment_captions:
     log:
         "logs/{dataset}/augment_captions.log",
     benchmark:
-        "benchmarks/augment_captions/{dataset}.tsv",
-    params:
-        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
-        settings=config["translate"],
-        dictionaries=dictionaries_dir,
+        "benchmarks/augment_captions/{dataset}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=600,
+    params:
+        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
+        settings=config["translate"],
+        dictionaries=dictionaries_dir,
     script:
         "../workflow_scripts/augment_captions.py"
 
@@ -32,17 +34,19 @@ rule query_translations:
     log:
         "logs/{dataset}/query_translations_{split}.log",
     benchmark:
-        "benchmarks/query_translations/{dataset}/{split}.tsv",
-    params:
-        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
-        settings=config["translate"],
-        dictionaries=dictionaries_dir,
+        "benchmarks/query_translations/{dataset}/{split}.tsv"
+    wildcard_constraints:
+        split="test|val",
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=600,
-    wildcard_constraints:
-        split="test|val",
+    params:
+        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
+        settings=config["translate"],
+        dictionaries=dictionaries_dir,
     script:
         "../workflow_scripts/query_translations.py"
 
@@ -58,14 +62,16 @@ rule mt_quality:
     log:
         "logs/{dataset}/mt_quality.log",
     benchmark:
-        "benchmarks/mt_quality/{dataset}.tsv",
-    params:
-        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
-        settings=config["translate"],
-        dictionaries=dictionaries_dir,
+        "benchmarks/mt_quality/{dataset}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=60,
+    params:
+        langs=lambda wc: config["datasets"][wc.dataset]["langs"],
+        settings=config["translate"],
+        dictionaries=dictionaries_dir,
     script:
         "../workflow_scripts/mt_quality.py"

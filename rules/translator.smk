@@ -9,6 +9,7 @@ from polyvse.train.translator_runs import check_translator_config, translator_se
 if "translator_curve" in config["extra_reports"]:
     check_translator_config(config)
 
+
 wildcard_constraints:
     src="[a-z]{2}",
     tgt="[a-z]{2}",
@@ -21,13 +22,15 @@ rule translator_align:
     then RCSLS (k nearest neighbours), on a dictionary composed through a pivot where
     no direct one exists; logs the held-out dictionary-induction precision@1."""
     input:
-        unpack(lambda wc: {
-            "target_vocab": f"{R}/{wc.dataset}/vocab/{translator_target_origin()}/{wc.tgt}.tsv",
-            "target_vectors": translator_vectors(wc.dataset, wc.tgt, translator_target_origin()),
-            "source_vocab": f"{R}/{wc.dataset}/vocab/human/{wc.src}.tsv",
-            "source_vectors": translator_vectors(wc.dataset, wc.src, "human"),
-            "dictionaries": dictionaries_dir(wc),
-        }),
+        unpack(
+            lambda wc: {
+                "target_vocab": f"{R}/{wc.dataset}/vocab/{translator_target_origin()}/{wc.tgt}.tsv",
+                "target_vectors": translator_vectors(wc.dataset, wc.tgt, translator_target_origin()),
+                "source_vocab": f"{R}/{wc.dataset}/vocab/human/{wc.src}.tsv",
+                "source_vectors": translator_vectors(wc.dataset, wc.src, "human"),
+                "dictionaries": dictionaries_dir(wc),
+            }
+        ),
     output:
         matrix=f"{TRANSLATOR_DIR}/align/translator.npy",
         summary=f"{TRANSLATOR_DIR}/align/align.json",
@@ -35,15 +38,17 @@ rule translator_align:
     log:
         "logs/{dataset}/translator_align_{src}-{tgt}.log",
     benchmark:
-        "benchmarks/translator_align/{dataset}/{src}-{tgt}.tsv",
-    params:
-        align=TRANSLATOR["align"],
-        pivots=TRANSLATOR["pivots"],
-        seed=config["seed"],
+        "benchmarks/translator_align/{dataset}/{src}-{tgt}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
+    params:
+        align=TRANSLATOR["align"],
+        pivots=TRANSLATOR["pivots"],
+        seed=config["seed"],
     script:
         "../workflow_scripts/translator_align.py"
 
@@ -64,13 +69,15 @@ rule translator_source:
     log:
         "logs/{dataset}/translator_source_{src}-{tgt}.log",
     benchmark:
-        "benchmarks/translator_source/{dataset}/{src}-{tgt}.tsv",
-    params:
-        settings=translator_settings(config, "source"),
-        checkpoint_dir=lambda wc: f"{translator_dir(wc)}/source/checkpoint",
+        "benchmarks/translator_source/{dataset}/{src}-{tgt}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
     threads: TRANSLATOR["threads"]
     resources:
         **training_resources("train", TRANSLATOR["threads"]),
+    params:
+        settings=translator_settings(config, "source"),
+        checkpoint_dir=lambda wc: f"{translator_dir(wc)}/source/checkpoint",
     script:
         "../workflow_scripts/translator_source.py"
 
@@ -88,14 +95,16 @@ rule translator_train:
     log:
         "logs/{dataset}/translator_train_{src}-{tgt}_{translator_protocol}_n{n_examples}.log",
     benchmark:
-        "benchmarks/translator_train/{dataset}/{src}-{tgt}_{translator_protocol}_n{n_examples}.tsv",
+        "benchmarks/translator_train/{dataset}/{src}-{tgt}_{translator_protocol}_n{n_examples}.tsv"
+    conda:
+        "../envs/polyvse.yaml"
+    threads: TRANSLATOR["threads"]
+    resources:
+        **training_resources("train", TRANSLATOR["threads"]),
     params:
         settings=translator_settings(config, "target"),
         examples=TRANSLATOR["target_captions"],
         checkpoint_dir=lambda wc: f"{translator_dir(wc)}/{wc.translator_protocol}/n{wc.n_examples}/checkpoint",
-    threads: TRANSLATOR["threads"]
-    resources:
-        **training_resources("train", TRANSLATOR["threads"]),
     script:
         "../workflow_scripts/translator_train.py"
 
@@ -104,24 +113,35 @@ rule translator_curve:
     """The poster's Figure 3: R@1/5/10 text→image (first row) and image→text (second row)
     against the number of target examples, one line per protocol; the TSV holds the numbers."""
     input:
-        evals=expand(f"{TRANSLATOR_DIR}/{{protocol}}/n{{n}}/eval.tsv", dataset=TRANSLATOR["dataset"],
-                     src=TRANSLATOR["source"], tgt=TRANSLATOR["target"], protocol=TRANSLATOR["protocols"],
-                     n=sorted(TRANSLATOR["examples"])),
-        align=expand(f"{TRANSLATOR_DIR}/align/align.json", dataset=TRANSLATOR["dataset"],
-                     src=TRANSLATOR["source"], tgt=TRANSLATOR["target"]),
+        evals=expand(
+            f"{TRANSLATOR_DIR}/{{protocol}}/n{{n}}/eval.tsv",
+            dataset=TRANSLATOR["dataset"],
+            src=TRANSLATOR["source"],
+            tgt=TRANSLATOR["target"],
+            protocol=TRANSLATOR["protocols"],
+            n=sorted(TRANSLATOR["examples"]),
+        ),
+        align=expand(
+            f"{TRANSLATOR_DIR}/align/align.json",
+            dataset=TRANSLATOR["dataset"],
+            src=TRANSLATOR["source"],
+            tgt=TRANSLATOR["target"],
+        ),
     output:
         png=report(f"{R}/translator_curve.png", category="Figures", caption="../report/translator_curve.rst"),
         tsv=f"{R}/translator_curve.tsv",
     log:
         "logs/report_translator_curve.log",
+    conda:
+        "../envs/polyvse.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     params:
         caption=TRANSLATOR["caption"],
         source=TRANSLATOR["source"],
         target=TRANSLATOR["target"],
         image_branch=TRANSLATOR["image_branch"],
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
     script:
         "../workflow_scripts/make_translator_curve.py"
