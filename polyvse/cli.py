@@ -16,11 +16,14 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     q = sub.add_parser(
         "query",
-        help="search a trained model with a sentence or an image",
-        description="Search a trained text model (results/{dataset}/models/{variant}/): a sentence "
-        "retrieves images, an image retrieves captions (or, with --images, images).",
+        help="search a trained model with a sentence, a spoken query or an image",
+        description="Search a trained text model (results/{dataset}/models/{variant}/) or grounded-speech "
+        "model (results/{dataset}/speech/{variant}/): a sentence or a spoken query retrieves images, an image "
+        "retrieves captions, written or spoken (or, with --images, images).",
     )
-    q.add_argument("model", type=Path, help="the model's directory, results/{dataset}/models/{variant}")
+    q.add_argument(
+        "model", type=Path, help="the model's directory, results/{dataset}/models/{variant} or .../speech/{variant}"
+    )
     what = q.add_mutually_exclusive_group(required=True)
     what.add_argument("--text", help="a sentence in one of the model's languages (give --lang)")
     what.add_argument("--image", type=Path, help="an image file")
@@ -38,20 +41,28 @@ def query(args: argparse.Namespace) -> int:
 
     if args.k < 1:
         raise InputError("-k", f"expected a positive number of results, got {args.k}")
-    if args.audio is not None:
-        raise InputError(
-            "--audio", "spoken queries need a grounded-speech model; this command searches text models only so far"
-        )
     tm = q.open_model(args.model)
-    if args.text is not None:
+    spoken = isinstance(tm, q.SpokenModel)
+    if args.text is not None or args.audio is not None:
         if not args.lang:
-            raise InputError("--lang", "a --text query needs its language")
-        vector = q.embed_text(tm, args.text, args.lang)
+            raise InputError("--lang", f"a --{'text' if args.text is not None else 'audio'} query needs its language")
+        if args.text is not None and spoken:
+            raise InputError("--text", "a grounded-speech model hears speech: give --audio FILE.wav")
+        if args.audio is not None and not spoken:
+            raise InputError("--audio", "a text model reads text: give --text, or a model of results/{dataset}/speech/")
+        if spoken:
+            vector = q.embed_audio(tm, args.audio, args.lang)
+            shown = f"spoken {args.audio} ({args.lang})"
+        else:
+            vector = q.embed_text(tm, args.text, args.lang)
+            shown = f'"{args.text}" ({args.lang})'
         index = q.folder_images(tm, args.images) if args.images else q.test_images(tm)
-        shown = f'"{args.text}" ({args.lang})'
     else:
         vector = q.embed_image_file(tm, args.image)
-        index = q.folder_images(tm, args.images) if args.images else q.test_captions(tm)
+        if args.images:
+            index = q.folder_images(tm, args.images)
+        else:
+            index = q.test_utterances(tm) if spoken else q.test_captions(tm)
         shown = str(args.image)
     hits = q.top_k(vector, index, args.k)
     if args.json:
@@ -65,11 +76,11 @@ def query(args: argparse.Namespace) -> int:
     else:
         print(f"{shown} → top {len(hits)} of {len(index.ids)} in {args.images or 'the test split'}:")
         for h in hits:
-            print(f"{h.rank:3d}  {h.score:+.3f}  {h.id}  {h.path or h.text}")
+            print(f"{h.rank:3d}  {h.score:+.3f}  {h.id}  {h.path or h.audio or h.text}")
     if args.sheet:
         from polyvse.report.sheet import query_sheet
 
-        query_sheet(args.sheet, args.text, args.image, hits)
+        query_sheet(args.sheet, args.text if args.audio is None else shown, args.image, hits)
         print(f"sheet: {args.sheet}", file=sys.stderr)
     return 0
 

@@ -1,9 +1,11 @@
-"""Searching a trained text model: a sentence in any of its languages, or an image, against the test
-split of its dataset or a folder of the user's own images.
+"""Searching a trained model: a sentence in any of a text model's languages, a spoken query (wav) in any of
+a grounded-speech model's languages, or an image, against the test split of its dataset or a folder of
+the user's own images.
 
-A model directory is ``results/{dataset}/models/{variant}/`` (``model.pt`` written by the train rule);
+A model directory is ``results/{dataset}/models/{variant}/`` (a text model, ``model.pt`` written by the
+train rule) or ``results/{dataset}/speech/{variant}/`` (a grounded-speech model, the speech_train rule);
 its dataset directory ``results/{dataset}/`` holds the images table, the image features of the run's
-backbone and the captions. The test images' embeddings are computed once and cached beside the model
+backbone and the captions (or, for speech, the utterances and their log-Mel stores). The test images' embeddings are computed once and cached beside the model
 (``query/test_images.npz``); a folder's image features are extracted with the same backbone and
 cached in the folder (``.polyvse/{backbone}.npz``, keyed by file name, size and modification time),
 so a second query is fast. Every bad input raises :class:`~polyvse.errors.InputError` naming it.
@@ -11,7 +13,7 @@ so a second query is fast. Every bad input raises :class:`~polyvse.errors.InputE
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,13 +48,40 @@ class TrainedModel:
 
 
 @dataclass
+class SpokenModel:
+    """A trained grounded-speech model (thesis §2.4) with what a query needs: the training's truncation
+    cap per language (a query is cut as training cut its utterances), whether its retrieval scores
+    are cosines, and its dataset directory."""
+
+    directory: Path
+    model: nn.Module
+    max_frames: dict[str, int | None]
+    normalize: bool
+    dataset_dir: Path
+    image_dim: int
+
+    @property
+    def langs(self) -> list[str]:
+        return list(self.model.langs)
+
+
+SILENCE = 1e-4
+"""A wav whose every sample is below this (about -80 dBFS) is silent: it says nothing to search with."""
+
+
+@dataclass
 class Index:
-    """Searchable items: ``ids`` and ``paths`` (images) or ``texts`` (captions), embeddings ``(N, J)``."""
+    """Searchable items: ``ids`` and ``paths`` (images), ``texts`` (captions) or ``audio`` (spoken captions'
+    wav paths), embeddings ``(N, J)``."""
 
     ids: list[str]
     embeddings: torch.Tensor
     paths: list[str]
     texts: list[str]
+    audio: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.audio = self.audio or [""] * len(self.ids)
 
 
 @dataclass(frozen=True)
@@ -62,22 +91,24 @@ class Hit:
     score: float
     path: str = ""
     text: str = ""
+    audio: str = ""
 
 
-def open_model(directory: str | Path) -> TrainedModel:
+def open_model(directory: str | Path) -> TrainedModel | SpokenModel:
     """Load ``directory/model.pt`` (weights only) and locate its dataset directory."""
     directory = Path(directory)
     path = directory / "model.pt"
     if not path.is_file():
         raise InputError(
             directory,
-            "not a trained model's directory (no model.pt; models are in results/{dataset}/models/{variant}/)",
+            "not a trained model's directory (no model.pt; models are in results/{dataset}/models/{variant}/ "
+            "and results/{dataset}/speech/{variant}/)",
         )
     saved = load_torch(path)
+    if isinstance(saved, dict) and saved.get("family") == "grounded_speech":
+        return _spoken_model(directory, saved)
     if not isinstance(saved, dict) or "family" not in saved or "vocab" not in saved:
-        raise InputError(
-            path, "not a text model written by the train rule (a speech or MLMME model is not searchable here)"
-        )
+        raise InputError(path, "not a model of the train or speech_train rule (an MLMME model is not searchable here)")
     model, vocab = model_from_checkpoint(saved)
     if not isinstance(vocab, Vocabulary):
         raise InputError(path, f"a {saved['family']} model reads characters, not words: not searchable here")
@@ -90,7 +121,29 @@ def open_model(directory: str | Path) -> TrainedModel:
     )
 
 
-def features_file(tm: TrainedModel) -> tuple[Path, str]:
+def _spoken_model(directory: Path, saved: dict) -> SpokenModel:
+    from polyvse.speech.train import model_from_saved
+
+    dataset_dir = directory.parent.parent
+    if not (dataset_dir / "images.parquet").is_file():
+        raise InputError(directory, f"its dataset directory {dataset_dir} has no images.parquet")
+    return SpokenModel(
+        directory,
+        model_from_saved(saved),
+        dict(saved.get("max_frames") or {}),
+        bool(saved.get("normalize", True)),
+        dataset_dir,
+        int(saved["config"]["image_dim"]),
+    )
+
+
+def _image_embeddings(tm: TrainedModel | SpokenModel, features: torch.Tensor) -> torch.Tensor:
+    """``(N, F)`` backbone features → ``(N, J)`` in the model's space (unit norm where it scores cosines)."""
+    emb = embed_images(tm.model, features).cpu()
+    return nn.functional.normalize(emb, dim=-1) if isinstance(tm, SpokenModel) and tm.normalize else emb
+
+
+def features_file(tm: TrainedModel | SpokenModel) -> tuple[Path, str]:
     """The run's image features that fit the model (``image_features/{backbone}.npy``) and the backbone."""
     found = []
     for npy in sorted((tm.dataset_dir / "image_features").glob("*.npy")):
@@ -102,7 +155,7 @@ def features_file(tm: TrainedModel) -> tuple[Path, str]:
 
 
 @torch.no_grad()
-def test_images(tm: TrainedModel, cache_beside_model: bool = True) -> Index:
+def test_images(tm: TrainedModel | SpokenModel, cache_beside_model: bool = True) -> Index:
     """The test split's images, embedded once and cached in ``query/test_images.npz`` beside the model
     (ids, paths and embeddings: a later query reads nothing else); without ``cache_beside_model``
     (a workflow job, which writes only its declared outputs) neither read nor written."""
@@ -121,7 +174,7 @@ def test_images(tm: TrainedModel, cache_beside_model: bool = True) -> Index:
     feats = torch.from_numpy(
         np.asarray(np.load(features, mmap_mode="r")[[row_of[i] for i in test["image_id"]]], dtype=np.float32)
     )
-    emb = embed_images(tm.model, feats).cpu()
+    emb = _image_embeddings(tm, feats)
     ids = list(test["image_id"])
     paths = [str(p if Path(p).is_absolute() else tm.dataset_dir / p) for p in test["path"]]
     if cache_beside_model:
@@ -169,12 +222,12 @@ def image_features(paths: list[Path], backbone: str, cache_dir: Path | None = No
 
 
 @torch.no_grad()
-def folder_images(tm: TrainedModel, folder: str | Path) -> Index:
+def folder_images(tm: TrainedModel | SpokenModel, folder: str | Path) -> Index:
     """The images of ``folder``, features cached in ``folder/.polyvse/``."""
     files = image_files(folder)
     _, backbone = features_file(tm)
     feats = image_features(files, backbone, Path(folder) / ".polyvse")
-    emb = embed_images(tm.model, torch.from_numpy(feats)).cpu()
+    emb = _image_embeddings(tm, torch.from_numpy(feats))
     return Index(ids=[p.name for p in files], embeddings=emb, paths=[str(p) for p in files], texts=[""] * len(files))
 
 
@@ -188,6 +241,55 @@ def test_captions(tm: TrainedModel) -> Index:
     emb = embed_sentences(tm.model, encode_captions(test, tm.vocab, index, tm.max_len)).cpu()
     ids = [f"{i}#{l}{c}" for i, l, c in zip(test["image_id"], test["lang"], test["cap_idx"])]
     return Index(ids=ids, embeddings=emb, paths=[""] * len(ids), texts=list(test["text"]))
+
+
+@torch.no_grad()
+def test_utterances(sm: SpokenModel) -> Index:
+    """The spoken test captions in the model's languages (the candidates of an image query), embedded
+    from the dataset's log-Mel stores as evaluation embeds them."""
+    from polyvse.speech.run import load_views
+    from polyvse.speech.evaluate import embed_views
+
+    features, _ = features_file(sm)
+    utterances = sm.dataset_dir / "utterances.parquet"
+    stores = [sm.dataset_dir / "logmel" / f"{lang}.npz" for lang in sm.langs]
+    for path in [utterances, *stores]:
+        if not path.is_file():
+            raise InputError(path, "missing: the spoken dataset's utterances and log-Mel stores are searched")
+    _, views = load_views(utterances, stores, features, features.with_suffix(".ids.txt"), sm.langs, splits=("test",))
+    test = replace(views["test"], max_frames=sm.max_frames)  # cut as the training cut
+    feats = torch.from_numpy(np.array(np.load(features, mmap_mode="r"), dtype=np.float32))
+    emb = embed_views(sm.model, test, feats)
+    wavs = pd.read_parquet(utterances).set_index(["image_id", "lang"])["path"]
+    ids, paths, texts, vectors = [], [], [], []
+    for lang in sm.langs:
+        ids += [f"{i}#{lang}" for i in test.image_ids]
+        paths += [str(sm.dataset_dir / wavs[(i, lang)]) for i in test.image_ids]
+        texts += [f"spoken ({lang}): {wavs[(i, lang)]}" for i in test.image_ids]
+        vectors.append(torch.from_numpy(emb[lang]))
+    out = torch.cat(vectors)
+    out = nn.functional.normalize(out, dim=-1) if sm.normalize else out
+    return Index(ids=ids, embeddings=out, paths=[""] * len(ids), texts=texts, audio=paths)
+
+
+@torch.no_grad()
+def embed_audio(sm: SpokenModel, path: str | Path, lang: str) -> torch.Tensor:
+    """One spoken query → ``(J,)``: its log-Mel features (thesis §2.4.2.1) cut to the training's cap for
+    ``lang``, through that language's audio encoder."""
+    from polyvse.speech.audio import read_wav
+    from polyvse.speech.logmel import logmel
+
+    if lang not in sm.langs:
+        raise InputError("--lang", f"the model knows {', '.join(sm.langs)}, not {lang!r}")
+    signal = read_wav(path)  # a missing, empty, truncated or unreadable file raises with its path
+    if float(np.abs(signal).max()) < SILENCE:
+        raise InputError(path, "silent: no sample above -80 dBFS, nothing to search with")
+    frames = logmel(signal)
+    cap = sm.max_frames.get(lang)
+    frames = frames[:cap] if cap else frames
+    x = torch.from_numpy(np.ascontiguousarray(frames))[None]
+    vector = sm.model.embed_speech(lang, x, torch.tensor([frames.shape[0]]))[0]
+    return nn.functional.normalize(vector, dim=-1) if sm.normalize else vector
 
 
 @torch.no_grad()
@@ -206,14 +308,14 @@ def embed_text(tm: TrainedModel, text: str, lang: str) -> torch.Tensor:
 
 
 @torch.no_grad()
-def embed_image_file(tm: TrainedModel, path: str | Path) -> torch.Tensor:
+def embed_image_file(tm: TrainedModel | SpokenModel, path: str | Path) -> torch.Tensor:
     """One image file → ``(J,)``, its features extracted with the run's backbone."""
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "no such image file")
     _, backbone = features_file(tm)
     feats = image_features([path], backbone)
-    return embed_images(tm.model, torch.from_numpy(feats))[0].cpu()
+    return _image_embeddings(tm, torch.from_numpy(feats))[0]
 
 
 def top_k(query: torch.Tensor, index: Index, k: int) -> list[Hit]:
@@ -221,6 +323,6 @@ def top_k(query: torch.Tensor, index: Index, k: int) -> list[Hit]:
     scores = index.embeddings @ query
     best = torch.topk(scores, min(k, len(index.ids)))
     return [
-        Hit(rank=r + 1, id=index.ids[i], score=float(s), path=index.paths[i], text=index.texts[i])
+        Hit(rank=r + 1, id=index.ids[i], score=float(s), path=index.paths[i], text=index.texts[i], audio=index.audio[i])
         for r, (s, i) in enumerate(zip(best.values.tolist(), best.indices.tolist()))
     ]

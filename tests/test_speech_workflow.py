@@ -156,3 +156,55 @@ def test_tiny_speech_workflow_writes_the_six_thesis_tables(tmp_path):
     assert np.allclose(evals["r1"], (evals["r1_ab"] + evals["r1_ba"]) / 2)
     again = snakemake(tmp_path, "--cores", "2", "-n")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+    _polyvse_query_searches_a_speech_model(tmp_path, utterances)
+
+
+def _polyvse_query_searches_a_speech_model(workdir: Path, utterances: pd.DataFrame) -> None:
+    """`polyvse query --audio` against the tiny run's InfoNCE model (issue 18.3), and an image query's spoken
+    captions; bad spoken input gives one line and exit status 2."""
+    import json
+
+    import soundfile as sf
+    from PIL import Image
+
+    model = workdir / "results/spoken/speech/infonce"
+    test = utterances[utterances["split"] == "test"]
+    test_ids = set(test["image_id"])
+    wav = workdir / "results/spoken" / test[test["lang"] == "hi"]["path"].iloc[0]
+
+    def query(*args: str) -> subprocess.CompletedProcess:
+        cli = str(Path(sys.executable).with_name("polyvse"))
+        return subprocess.run([cli, "query", str(model), *args], cwd=workdir, capture_output=True, text=True)
+
+    spoken = query("--audio", str(wav), "--lang", "hi", "-k", "3", "--json", "--sheet", str(workdir / "sheet.png"))
+    assert spoken.returncode == 0, spoken.stderr
+    hits = json.loads(spoken.stdout)["results"]
+    assert [h["rank"] for h in hits] == [1, 2, 3] and {h["id"] for h in hits} <= test_ids
+    assert hits[0]["score"] >= hits[1]["score"] >= hits[2]["score"] and all(Path(h["path"]).is_file() for h in hits)
+    with Image.open(workdir / "sheet.png") as sheet:
+        assert sheet.width > 3 * sheet.height > 0
+    assert (model / "query" / "test_images.npz").is_file()
+
+    image = workdir / "results/spoken" / pd.read_parquet(workdir / "results/spoken/images.parquet")["path"].iloc[-1]
+    heard = query("--image", str(image), "-k", "12", "--json")  # every spoken test caption: 4 images x 3 languages
+    assert heard.returncode == 0, heard.stderr
+    found = json.loads(heard.stdout)["results"]
+    assert {h["id"].split("#")[1] for h in found} == {"en", "hi", "ja"} and all(
+        Path(h["audio"]).is_file() for h in found
+    )
+
+    sf.write(workdir / "silent.wav", np.zeros(16000, dtype=np.float32), 16000)
+    (workdir / "noise.wav").write_bytes(b"RIFF not really")
+    bad = {
+        ("--audio", str(workdir / "silent.wav"), "--lang", "hi"): "silent",
+        ("--audio", str(workdir / "noise.wav"), "--lang", "hi"): "noise.wav",
+        ("--audio", str(wav), "--lang", "de"): "the model knows en, hi, ja, not 'de'",
+        ("--audio", str(wav)): "needs its language",
+        ("--text", "a red circle", "--lang", "en"): "hears speech",
+    }
+    for args, message in bad.items():
+        run = query(*args)
+        assert run.returncode == 2 and message in run.stderr and len(run.stderr.strip().splitlines()) == 1, (
+            args,
+            run.stderr,
+        )

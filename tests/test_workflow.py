@@ -362,7 +362,7 @@ def test_polyvse_query_searches_a_trained_model(workdir, tmp_path, capsys, monke
         (model, "--text", "a red circle", "--lang", "en"): "the model knows de, not 'en'",
         (model, "--text", "  ", "--lang", "de"): "empty query",
         (model, "--image", str(tmp_path / "broken.png")): "not a readable image",
-        (model, "--audio", str(tmp_path / "broken.png"), "--lang", "de"): "spoken queries need",
+        (model, "--audio", str(tmp_path / "broken.png"), "--lang", "de"): "a text model reads text",
     }
     for args, message in bad.items():
         code, out, err = run(*args)
