@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
 # Set up polyvse on a fresh Debian/Ubuntu machine: espeak-ng (the synthetic spoken
-# captions of the grounded-speech tables) and a virtual environment in .venv with
-# the library and its pinned dependencies. Safe to run again.
+# captions of the grounded-speech tables), fonts for Hindi and CJK text in pictures,
+# and a virtual environment in .venv with the library and its pinned dependencies.
+# Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# espeak-ng: a Debian package, installed when missing (apt's package lists are
-# refreshed only when they do not know it yet). Without root, say what to run.
-if ! command -v espeak-ng >/dev/null 2>&1; then
+# Debian packages, installed when missing (apt's package lists are refreshed only when they do not
+# know them yet): espeak-ng speaks the synthetic captions; the Devanagari and CJK fonts draw Hindi,
+# Chinese, Japanese and Korean text in the galleries and query sheets (DejaVu draws boxes there).
+# Without root, say what to run: espeak-ng is needed, the fonts only make pictures readable.
+need=()
+command -v espeak-ng >/dev/null 2>&1 || need+=(espeak-ng)
+[ -f /usr/share/fonts/truetype/lohit-devanagari/Lohit-Devanagari.ttf ] || need+=(fonts-lohit-deva)
+[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || need+=(fonts-wqy-microhei)
+if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "polyvse: installing espeak-ng (apt-get)"
+    echo "polyvse: installing ${need[*]} (apt-get)"
     export DEBIAN_FRONTEND=noninteractive
-    if ! apt-cache show espeak-ng >/dev/null 2>&1; then
+    if ! apt-cache show "${need[@]}" >/dev/null 2>&1; then
       apt-get update -qq
     fi
-    apt-get install -y -qq espeak-ng >/dev/null
-  else
+    apt-get install -y -qq "${need[@]}" >/dev/null
+  elif ! command -v espeak-ng >/dev/null 2>&1; then
     echo "polyvse: espeak-ng is missing; the speech tables need it. Install it as root:" >&2
-    echo "    sudo apt-get update && sudo apt-get install -y espeak-ng" >&2
+    echo "    sudo apt-get update && sudo apt-get install -y ${need[*]}" >&2
     exit 1
+  else
+    echo "polyvse: for readable Hindi/CJK text in the galleries: sudo apt-get install -y ${need[*]}" >&2
   fi
 fi
 PY=${PYTHON:-python3}

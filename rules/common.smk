@@ -114,12 +114,18 @@ def all_targets():
         + [f"{R}/data_stats.{ext}" for ext in ("tsv", "md") if text_datasets()]  # rules/data.smk
         + [f"{R}/findings.{ext}" for ext in ("tsv", "md") if active_claims(config)]  # rules/report.smk
         + [f"{R}/gallery/{report}.png" for report in gallery_reports()]  # rules/report.smk
+        + [f"{R}/gallery/{report}.png" for report in speech_gallery_reports()]  # rules/speech.smk
     )
 
 
 def gallery_variants(report):
     """The word models a text table's gallery chooses its model from (polyvse.report.gallery)."""
     return gallery_candidates(config["reports"][report]["rows"], config["variants"])
+
+
+def speech_gallery_reports():
+    """The speech tables that get a gallery: every one (gallery.langs 0 draws none)."""
+    return list(config["speech"]["reports"]) if config["gallery"]["langs"] else []
 
 
 def gallery_reports():
@@ -343,7 +349,7 @@ def speech_view_inputs(wildcards):
 def speech_report_files(kind):
     def files(wildcards):
         variants = speech_report_variants(config, wildcards.speech_report)
-        name = {"evals": "eval.tsv", "params": "params.json"}[kind]
+        name = {"evals": "eval.tsv", "params": "params.json", "models": "model.pt"}[kind]
         return [f"{R}/{speech_variant_dataset(config, v)}/speech/{v}/{name}" for v in variants]
 
     return files

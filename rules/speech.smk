@@ -129,3 +129,38 @@ rule speech_table:
 # a table is a few lines of pandas: no cluster submission for it
 localrules:
     speech_table,
+
+
+rule speech_gallery:
+    """A thesis table's model with the best image retrieval hearing spoken test captions, gallery.per_lang
+    in each language: each query (its transcript) beside its top gallery.top_k test images, the image it
+    describes outlined (polyvse.report.gallery)."""
+    input:
+        evals=speech_report_files("evals"),
+        models=speech_report_files("models"),
+        utterances=lambda wc: f"{R}/{speech_report_dataset(config, wc.speech_report)}/utterances.parquet",
+        captions=lambda wc: f"{R}/{speech_report_dataset(config, wc.speech_report)}/captions.parquet",
+        images=lambda wc: f"{R}/{speech_report_dataset(config, wc.speech_report)}/images.parquet",
+        features=lambda wc: f"{R}/{speech_report_dataset(config, wc.speech_report)}/image_features/{BACKBONE}.npy",
+    output:
+        report(f"{R}/gallery/{{speech_report}}.png", category="Gallery", caption="../report/gallery.rst"),
+    log:
+        "logs/gallery_{speech_report}.log",
+    benchmark:
+        "benchmarks/speech_gallery/{speech_report}.tsv"
+    wildcard_constraints:
+        speech_report=names_regex(config["speech"]["reports"]),
+    conda:
+        "../envs/polyvse.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        variants=lambda wc: speech_report_variants(config, wc.speech_report),
+        per_lang=config["gallery"]["per_lang"],
+        top_k=config["gallery"]["top_k"],
+        cap_idx=config["speech"]["tts"]["cap_idx"],
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/make_speech_gallery.py"

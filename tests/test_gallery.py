@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,6 +18,8 @@ from polyvse.report.gallery import (
     gallery_candidates,
     gallery_queries,
     gallery_variant,
+    speech_gallery_variant,
+    spoken_queries,
 )
 
 VARIANTS = {
@@ -116,3 +120,67 @@ def test_the_picture_outlines_the_described_image_where_it_was_found(tmp_path):
     assert not list(tmp_path.glob(".*"))  # written atomically: no temporary file left
     with pytest.raises(ValueError, match="at least one query"):
         draw_gallery(tmp_path / "empty.png", "empty", [])
+
+
+def _speech_eval(image_r: float, cross_r: float) -> pd.DataFrame:
+    rows = [("E&I", "image"), ("H&I", "image"), ("H&E", "cross")]
+    return pd.DataFrame(
+        [
+            {"pair": p, "kind": k, "r1": r, "r5": r, "r10": r}
+            for p, k in rows
+            for r in [image_r if k == "image" else cross_r]
+        ]
+    )
+
+
+def test_speech_gallery_draws_the_model_with_the_best_image_retrieval():
+    evals = {"infonce": _speech_eval(10, 90), "hyper": _speech_eval(30, 1), "triplet": _speech_eval(30, 5)}
+    assert speech_gallery_variant(evals) == "hyper"  # cross-lingual recall does not count; first on a tie
+    with pytest.raises(ValueError):
+        speech_gallery_variant({})
+
+
+def test_spoken_queries_are_test_utterances_shown_by_their_transcript():
+    ids = [f"i{k}" for k in range(6)]
+    utterances = pd.DataFrame(
+        [
+            {"image_id": i, "split": "test" if k >= 2 else "train", "lang": lang, "path": f"wav/{lang}/{i}.wav"}
+            for k, i in enumerate(ids)
+            for lang in ("en", "hi")
+        ]
+    )
+    captions = pd.DataFrame(
+        [
+            {"image_id": i, "split": "x", "lang": lang, "cap_idx": c, "text": f"{lang} {i} {c}", "origin": "human"}
+            for i in ids
+            for lang in ("en", "hi")
+            for c in (0, 1)
+        ]
+    )
+    picked = spoken_queries(utterances, captions, ["en", "hi"], per_lang=2, seed=3, cap_idx=1)
+    assert [q.lang for q, _ in picked] == ["en", "en", "hi", "hi"]
+    assert len({q.image_id for q, _ in picked}) == 4 and {q.image_id for q, _ in picked} <= set(ids[2:])
+    for q, wav in picked:
+        assert wav == f"wav/{q.lang}/{q.image_id}.wav" and q.text == f"{q.lang} {q.image_id} 1"
+    # a user's recordings without transcripts: the wav's name stands for the text
+    bare = spoken_queries(utterances, captions.iloc[:0], ["hi"], per_lang=1, seed=0)
+    assert bare[0][0].text == Path(bare[0][1]).name
+
+
+def test_text_in_pictures_is_drawn_with_its_scripts_font_and_wrapped_by_width():
+    from polyvse.report.sheet import FONTS, font, script_of, text_font, wrap
+
+    assert [script_of(t) for t in ("A red ring.", "एक नीला तारा।", "このえは", "一个圆环", "그림입니다")] == [
+        "latin",
+        "devanagari",
+        "cjk",
+        "cjk",
+        "cjk",
+    ]
+    # a wide character takes two columns, and a line may break between two of them
+    assert wrap("(spoken) このえはとてもきれいです", 12, 8).split("\n") == ["(spoken) こ", "のえはとても", "きれいです"]
+    assert wrap("The picture shows a purple ring", 12, 2).split("\n") == ["The picture", "shows a"]
+    for script in ("devanagari", "cjk"):
+        if Path(FONTS[script][0]).is_file():  # setup.sh installs them on Debian
+            assert text_font("このえは" if script == "cjk" else "तारा", 15).path == FONTS[script][0]
+    assert font(15).path.endswith("DejaVuSans.ttf")

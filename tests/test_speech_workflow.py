@@ -146,6 +146,12 @@ def test_tiny_speech_workflow_writes_the_six_thesis_tables(tmp_path):
     basic, seq, chan, separate = pd.read_csv(tmp_path / "results" / "speech_table5_1.tsv", sep="\t")["params"]
     assert basic < seq < chan < separate
 
+    from PIL import Image
+
+    for name in TABLES:  # each table's gallery: spoken queries (4 test images: 4 of them) and their top images
+        with Image.open(tmp_path / "results" / "gallery" / f"{name}.png") as gallery:
+            assert gallery.width == 12 + 5 * (192 + 12) and gallery.height > 4 * 192
+        assert ": 4 spoken queries, described image in the top" in (tmp_path / f"logs/gallery_{name}.log").read_text()
     utterances = pd.read_parquet(tmp_path / "results/spoken/utterances.parquet")
     assert len(utterances) == 16 * 3 and sorted(utterances["lang"].unique()) == ["en", "hi", "ja"]
     assert all((tmp_path / "results/spoken" / p).is_file() for p in utterances["path"])

@@ -9,11 +9,14 @@ languages (:func:`gallery_variant`). Which queries: human test captions of disti
 ``per_lang`` in each of the model's first ``n_langs`` languages, drawn with a seeded generator
 (:func:`gallery_queries`). Drawing (:func:`draw_gallery`) takes plain data: the search itself
 is :mod:`polyvse.query`'s, done by the rule's script.
+
+A grounded-speech table's gallery (rule ``speech_gallery``) draws the same picture for spoken
+queries: its model with the best image retrieval (:func:`speech_gallery_variant`) hearing test
+utterances in every language of the dataset (:func:`spoken_queries`), each shown by its transcript.
 """
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +26,7 @@ import pandas as pd
 from PIL import Image, ImageDraw
 
 from polyvse.io import atomic_path
-from polyvse.report.sheet import PAD, TILE, font, tile
+from polyvse.report.sheet import PAD, TILE, font, text_font, tile, wrap
 
 CHARACTER_FAMILIES = ("liwe",)
 HIT = (40, 160, 60)  # outline of the described image among the results
@@ -114,14 +117,14 @@ def draw_gallery(out: str | Path, title: str, rows: Sequence[tuple[GalleryQuery,
     width = PAD + (1 + k) * (TILE + PAD)
     sheet = Image.new("RGB", (width, head + len(rows) * line + PAD), "white")
     draw = ImageDraw.Draw(sheet)
-    big, text_font, small = font(20), font(15), font(12)
+    big, small = font(20), font(12)
     draw.text((PAD, PAD), title, fill="black", font=big)
     for r, (query, hits) in enumerate(rows):
         y = head + r * line
         draw.rectangle([PAD, y, PAD + TILE - 1, y + TILE - 1], outline=(120, 120, 120))
         draw.text((PAD + 6, y + 6), query.lang, fill=(200, 40, 40), font=big)
-        wrapped = "\n".join(textwrap.wrap(query.text, 22)[:8])
-        draw.multiline_text((PAD + 6, y + 34), wrapped, fill="black", font=text_font)
+        wrapped = wrap(query.text, 22, 8)
+        draw.multiline_text((PAD + 6, y + 34), wrapped, fill="black", font=text_font(query.text, 15))
         draw.text((PAD, y + TILE + 4), f"describes {query.image_id}"[:30], fill=(90, 90, 90), font=small)
         for i, hit in enumerate(hits, start=1):
             x = PAD + i * (TILE + PAD)
@@ -129,7 +132,39 @@ def draw_gallery(out: str | Path, title: str, rows: Sequence[tuple[GalleryQuery,
             if hit.image_id == query.image_id:
                 draw.rectangle([x - 4, y - 4, x + TILE + 3, y + TILE + 3], outline=HIT, width=5)
             colour = HIT if hit.image_id == query.image_id else (0, 0, 0)
-            draw.text((x, y + TILE + 4), f"#{hit.rank}  {hit.score:+.3f}", fill=colour, font=text_font)
+            draw.text((x, y + TILE + 4), f"#{hit.rank}  {hit.score:+.3f}", fill=colour, font=font(15))
             draw.text((x, y + TILE + 24), hit.image_id[:30], fill=(90, 90, 90), font=small)
     with atomic_path(out) as tmp:
         sheet.save(tmp, format="PNG")
+
+
+def speech_gallery_variant(evaluations: Mapping[str, pd.DataFrame]) -> str:
+    """The speech variant with the highest mean image-pair recall (R@1/5/10 of every language with the
+    image, both directions, thesis §3.1.3; its ``eval.tsv``), the first on a tie."""
+    from polyvse.speech.evaluate import mean_recall
+
+    if not evaluations:
+        raise ValueError("a speech gallery needs at least one evaluated model")
+    return max(evaluations, key=lambda v: mean_recall(evaluations[v], "image"))
+
+
+def spoken_queries(
+    utterances: pd.DataFrame,
+    captions: pd.DataFrame,
+    langs: Sequence[str],
+    per_lang: int = 2,
+    seed: int = 0,
+    cap_idx: int = 0,
+) -> list[tuple[GalleryQuery, str]]:
+    """``per_lang`` spoken test captions (distinct images) in each of ``langs``, as :func:`gallery_queries`
+    draws written ones, each with its wav path (as ``utterances`` has it). A query's text is the
+    transcript, the human caption ``cap_idx`` that was spoken, or the wav's name where the dataset
+    has none (a user's list of recordings)."""
+    test = utterances[utterances["split"] == "test"][["image_id", "split", "lang", "path"]]
+    spoken = captions[(captions["origin"] == "human") & (captions["cap_idx"] == cap_idx)]
+    frame = test.merge(spoken[["image_id", "lang", "text"]], on=["image_id", "lang"], how="left")
+    frame["text"] = frame["text"].where(frame["text"].notna(), frame["path"].map(lambda p: Path(p).name))
+    frame["origin"] = "human"
+    wav = frame.set_index(["image_id", "lang"])["path"]
+    queries = gallery_queries(frame, langs, len(langs), per_lang, seed)
+    return [(q, str(wav[(q.image_id, q.lang)])) for q in queries]
