@@ -111,7 +111,7 @@ def test_the_picture_outlines_the_described_image_where_it_was_found(tmp_path):
         [GalleryHit(1, "img0", 0.5, paths[0]), GalleryHit(2, "img1", 0.4, paths[1])],
     )
     out = tmp_path / "gallery.png"
-    draw_gallery(out, "test", [found, missed])
+    assert draw_gallery(out, "test", [found, missed], 10) == 1
     picture = np.asarray(Image.open(out).convert("RGB"))
     assert picture.shape[1] > picture.shape[0] / 2 > 0  # three columns, two rows of tiles
     outline = np.all(picture == np.array(HIT), axis=2)
@@ -119,7 +119,7 @@ def test_the_picture_outlines_the_described_image_where_it_was_found(tmp_path):
     assert top.sum() > 500 and bottom.sum() == 0  # outlined in the first row only
     assert not list(tmp_path.glob(".*"))  # written atomically: no temporary file left
     with pytest.raises(ValueError, match="at least one query"):
-        draw_gallery(tmp_path / "empty.png", "empty", [])
+        draw_gallery(tmp_path / "empty.png", "empty", [], 10)
 
 
 def _speech_eval(image_r: float, cross_r: float) -> pd.DataFrame:

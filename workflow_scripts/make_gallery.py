@@ -48,12 +48,8 @@ with job_log(snakemake.log[0], "gallery") as log:
         )
         for q in queries
     ]
-    found = sum(any(h.image_id == q.image_id for h in hits) for q, hits in rows)
-    title = (
-        f"{snakemake.wildcards.report}: {variant}, {len(queries)} test captions, top {snakemake.params.top_k} "
-        f"of {len(images.ids)} test images; the described image outlined ({found} found)"
-    )
-    draw_gallery(snakemake.output[0], title, rows)
+    heading = f"{snakemake.wildcards.report}: {variant}, {len(queries)} test captions"
+    found = draw_gallery(snakemake.output[0], heading, rows, len(images.ids))
     log.info(
         "%s: %d queries, described image in the top %d for %d", variant, len(queries), snakemake.params.top_k, found
     )

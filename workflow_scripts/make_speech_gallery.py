@@ -31,12 +31,8 @@ with job_log(snakemake.log[0], "speech_gallery") as log:
         hits = top_k(embed_audio(sm, sm.dataset_dir / wav, query.lang), images, snakemake.params.top_k)
         shown = replace(query, text=f"(spoken) {query.text}")
         rows.append((shown, [GalleryHit(h.rank, h.id, h.score, h.path) for h in hits]))
-    found = sum(any(h.image_id == q.image_id for h in hits) for q, hits in rows)
-    title = (
-        f"{snakemake.wildcards.speech_report}: {variant}, {len(rows)} spoken test captions, top "
-        f"{snakemake.params.top_k} of {len(images.ids)} test images; the described image outlined ({found} found)"
-    )
-    draw_gallery(snakemake.output[0], title, rows)
+    heading = f"{snakemake.wildcards.speech_report}: {variant}, {len(rows)} spoken test captions"
+    found = draw_gallery(snakemake.output[0], heading, rows, len(images.ids))
     log.info(
         "%s: %d spoken queries, described image in the top %d for %d", variant, len(rows), snakemake.params.top_k, found
     )

@@ -106,12 +106,17 @@ def gallery_queries(
     return out
 
 
-def draw_gallery(out: str | Path, title: str, rows: Sequence[tuple[GalleryQuery, Sequence[GalleryHit]]]) -> None:
+def draw_gallery(
+    out: str | Path, heading: str, rows: Sequence[tuple[GalleryQuery, Sequence[GalleryHit]]], n_images: int
+) -> int:
     """One line per query: its language and text, then its hits (rank, score, id), the described image
-    outlined in green; the title above. Written atomically as PNG."""
+    outlined in green; above, ``heading`` and how many of the queries found their image among the top
+    hits of ``n_images``, which is returned. Written atomically as PNG."""
     if not rows:
         raise ValueError("a gallery needs at least one query")
     k = max(len(hits) for _, hits in rows)
+    found = sum(any(h.image_id == q.image_id for h in hits) for q, hits in rows)
+    title = f"{heading}, top {k} of {n_images} test images; the described image outlined ({found} found)"
     head = 40
     line = TILE + 44 + PAD
     width = PAD + (1 + k) * (TILE + PAD)
@@ -136,6 +141,7 @@ def draw_gallery(out: str | Path, title: str, rows: Sequence[tuple[GalleryQuery,
             draw.text((x, y + TILE + 24), hit.image_id[:30], fill=(90, 90, 90), font=small)
     with atomic_path(out) as tmp:
         sheet.save(tmp, format="PNG")
+    return found
 
 
 def speech_gallery_variant(evaluations: Mapping[str, pd.DataFrame]) -> str:
