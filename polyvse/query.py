@@ -5,10 +5,10 @@ the user's own images.
 A model directory is ``results/{dataset}/models/{variant}/`` (a text model, ``model.pt`` written by the
 train rule) or ``results/{dataset}/speech/{variant}/`` (a grounded-speech model, the speech_train rule);
 its dataset directory ``results/{dataset}/`` holds the images table, the image features of the run's
-backbone and the captions (or, for speech, the utterances and their log-Mel stores). The test images' embeddings are computed once and cached beside the model
-(``query/test_images.npz``); a folder's image features are extracted with the same backbone and
-cached in the folder (``.polyvse/{backbone}.npz``, keyed by file name, size and modification time),
-so a second query is fast. Every bad input raises :class:`~polyvse.errors.InputError` naming it.
+backbone and the captions (or, for speech, the utterances and their log-Mel stores). The test images'
+embeddings are computed once and cached beside the model (``query/test_images.npz``); a folder's image
+features are extracted with the same backbone and cached in the folder (``.polyvse/{backbone}.npz``,
+keyed by file name, size and modification time), so a second query is fast. Every bad input raises :class:`~polyvse.errors.InputError` naming it.
 """
 
 from __future__ import annotations
