@@ -148,3 +148,18 @@ def test_timings_are_not_compared_and_are_summarised_per_rule(tmp_path):
     text = benchmarks_summary(snapshot)
     assert text.startswith("2 jobs, 0.2 minutes of job wall time and 0.1 of CPU time")
     assert "| `train` | 2 | 12 | 100.0 | 5.0 | 6.0 | 300 | 9 |" in text
+
+
+def test_numbers_equal_to_the_last_digits_are_the_same_table(tmp_path):
+    """A least-squares slope may differ in its 16th digit between two CPUs: not another result; the 4th is."""
+    from polyvse.report.readme import same_file
+
+    a, b, c, d = (tmp_path / f"{n}.tsv" for n in "abcd")
+    a.write_text("lang\tslope\nen\t-1.016636719141889\n")
+    b.write_text("lang\tslope\nen\t-1.016636719141891\n")
+    c.write_text("lang\tslope\nen\t-1.0167\n")
+    d.write_text("lang\tslope\nde\t-1.016636719141889\n")
+    assert same_file(a, b) and not same_file(a, c) and not same_file(a, d)
+    (tmp_path / "a.md").write_text("| -1.016636719141889 |")
+    (tmp_path / "b.md").write_text("| -1.016636719141891 |")
+    assert not same_file(tmp_path / "a.md", tmp_path / "b.md")  # Markdown compares as text

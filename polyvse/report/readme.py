@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 
@@ -188,15 +189,35 @@ def take_snapshot(results: Path, runs: Path, snapshot: Path) -> list[Path]:
     return files
 
 
+def same_file(a: Path, b: Path, rtol: float = 1e-9) -> bool:
+    """Equal bytes, or, for two TSV tables, equal text cells and numbers equal to ``rtol``: a least-squares
+    slope may differ in its 16th digit between two CPUs' BLAS kernels, which is not another result."""
+    if a.read_bytes() == b.read_bytes():
+        return True
+    if a.suffix != ".tsv":
+        return False
+    x, y = (pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False) for f in (a, b))
+    if list(x.columns) != list(y.columns) or x.shape != y.shape:
+        return False
+    for col in x.columns:
+        if (x[col] == y[col]).all():
+            continue
+        u, v = pd.to_numeric(x[col], errors="coerce"), pd.to_numeric(y[col], errors="coerce")
+        if u.isna().any() or v.isna().any() or not np.allclose(u, v, rtol=rtol, atol=0.0):
+            return False
+    return True
+
+
 def differing_files(results: Path, snapshot: Path) -> list[str]:
-    """Names of the tables that differ between ``results`` and ``snapshot`` (or exist in one only);
-    timings (:data:`TIMING_FILES`) are left out: they differ between any two runs."""
+    """Names of the tables that differ between ``results`` and ``snapshot`` (or exist in one only; numbers
+    compared to :func:`same_file`'s tolerance); timings (:data:`TIMING_FILES`) are left out: they differ
+    between any two runs."""
     fresh = {p.name: p for p in snapshot_files(results) if p.name not in TIMING_FILES}
     kept = {p.name: p for p in snapshot_files(snapshot) if p.name not in TIMING_FILES | {RUN_FILE}}
     return sorted(
         name
         for name in set(fresh) | set(kept)
-        if name not in fresh or name not in kept or fresh[name].read_bytes() != kept[name].read_bytes()
+        if name not in fresh or name not in kept or not same_file(fresh[name], kept[name])
     )
 
 
