@@ -163,3 +163,16 @@ def test_numbers_equal_to_the_last_digits_are_the_same_table(tmp_path):
     (tmp_path / "a.md").write_text("| -1.016636719141889 |")
     (tmp_path / "b.md").write_text("| -1.016636719141891 |")
     assert not same_file(tmp_path / "a.md", tmp_path / "b.md")  # Markdown compares as text
+
+
+def test_the_snapshot_keeps_the_runs_provenance_and_never_compares_it(tmp_path):
+    results, snap = tmp_path / "results", tmp_path / "snap"
+    (results / "provenance").mkdir(parents=True)
+    (results / "table2.tsv").write_text("model\tHA\nX\t1.0\n")
+    (results / "provenance" / "run.tsv").write_text("stage\titem\tvalue\nenvironment\tcpu\tA\n")
+    runs = tmp_path / "runs.tsv"
+    runs.write_text("started\tfinished\twall_s\tcommit\thost\na\tb\t10\tc\td\n")
+    take_snapshot(results, runs, snap)
+    assert (snap / "provenance.tsv").read_text() == (results / "provenance" / "run.tsv").read_text()
+    (results / "provenance" / "run.tsv").write_text("stage\titem\tvalue\nenvironment\tcpu\tB\n")  # another machine
+    assert differing_files(results, snap) == []

@@ -32,6 +32,10 @@ import pandas as pd
 BLOCK = re.compile(r"<!-- results:(?P<name>[\w.-]+):start -->\n(?P<body>.*?)<!-- results:(?P=name):end -->", re.S)
 SNAPSHOT_PATTERNS: tuple[str, ...] = ("*.tsv", "*.md")
 RUN_FILE = "run.tsv"
+# what the snapshot's run depended on and the hash of each result file (results/provenance/run.tsv): kept so that
+# `python -m polyvse.report.provenance diff docs/default_run/provenance.tsv results/provenance/run.tsv` names the
+# first stage where another machine's run differs, and what its environment changed; never compared as a table
+PROVENANCE_FILE = "provenance.tsv"
 TIMING_FILES = frozenset({"benchmarks.tsv", "benchmarks_by_rule.tsv"})  # measured, not computed: never compared
 
 
@@ -186,6 +190,9 @@ def take_snapshot(results: Path, runs: Path, snapshot: Path) -> list[Path]:
     for f in files:
         shutil.copyfile(f, snapshot / f.name)
     pd.read_csv(runs, sep="\t").tail(1).to_csv(snapshot / RUN_FILE, sep="\t", index=False)
+    provenance = results / "provenance" / "run.tsv"
+    if provenance.is_file():
+        shutil.copyfile(provenance, snapshot / PROVENANCE_FILE)
     return files
 
 
@@ -213,7 +220,7 @@ def differing_files(results: Path, snapshot: Path) -> list[str]:
     compared to :func:`same_file`'s tolerance); timings (:data:`TIMING_FILES`) are left out: they differ
     between any two runs."""
     fresh = {p.name: p for p in snapshot_files(results) if p.name not in TIMING_FILES}
-    kept = {p.name: p for p in snapshot_files(snapshot) if p.name not in TIMING_FILES | {RUN_FILE}}
+    kept = {p.name: p for p in snapshot_files(snapshot) if p.name not in TIMING_FILES | {RUN_FILE, PROVENANCE_FILE}}
     return sorted(
         name
         for name in set(fresh) | set(kept)
