@@ -14,6 +14,13 @@ from polyvse.errors import InputError
 from polyvse.stopping import exit_on_sigterm
 
 
+def startup_seconds() -> float:
+    """Seconds since this process started (its creation time, as the kernel records it)."""
+    import psutil  # a dependency of snakemake's, so of every job's environment
+
+    return max(0.0, time.time() - psutil.Process().create_time())
+
+
 @contextlib.contextmanager
 def job_log(path: str | Path, name: str) -> Iterator[logging.Logger]:
     """Send logging and stderr (tqdm progress, warnings) to ``path`` for the
@@ -36,6 +43,9 @@ def job_log(path: str | Path, name: str) -> Iterator[logging.Logger]:
     # a log file is no terminal: progress bars update every 10 s, not every 0.1 s
     os.environ.setdefault("TQDM_MININTERVAL", "10")
     logger = logging.getLogger(f"polyvse.{name}")
+    # what the job paid before its work: the interpreter, Snakemake's script preamble and the script's
+    # imports (torch's alone is about a second); summed over a run's logs, the start-up share of its job time
+    logger.info("start-up %.2f s", startup_seconds())
     t0 = time.perf_counter()
     try:
         yield logger

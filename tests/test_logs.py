@@ -1,5 +1,6 @@
 """A job's log (polyvse.logs.job_log): bad input ends a job in one line, other errors keep their traceback."""
 
+import re
 import subprocess
 import sys
 
@@ -28,3 +29,11 @@ def test_a_bug_keeps_its_traceback(tmp_path):
     done = run_job(tmp_path, "KeyError('model')")
     assert done.returncode == 1 and "Traceback" in done.stderr and "KeyError" in done.stderr
     assert "failed after" in (tmp_path / "job.log").read_text()
+
+
+def test_the_log_says_what_the_job_paid_before_its_work(tmp_path):
+    code = "import time; time.sleep(0.3)\n" + SCRIPT.format(log=str(tmp_path / "job.log"), error="SystemExit(0)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    startup = float(re.search(r"INFO polyvse.demo: start-up ([0-9.]+) s", (tmp_path / "job.log").read_text())[1])
+    assert 0.3 <= startup < 30  # the sleep before the job's block counts as start-up
