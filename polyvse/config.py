@@ -336,6 +336,13 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
         for key in v.get("training_options") or {}:
             if key not in config.get("training", {}):
                 raise ConfigError(f"variants.{name}.training_options.{key}", "not a training setting")
+        training = {**config.get("training", {}), **(v.get("training_options") or {})}
+        if training.get("weight_decay") and training.get("lazy_word_updates"):
+            raise ConfigError(
+                f"variants.{name}",
+                "weight_decay > 0 with lazy_word_updates: a decay moves every word-table row every step; "
+                "set training.lazy_word_updates: false",
+            )
     _check_families(config)
     for name, rep in config.get("reports", {}).items():
         layout = rep.get("layout", "smalr")

@@ -26,6 +26,7 @@ TRAINING = dict(
     epochs=1,
     lr=1e-3,
     weight_decay=0.0,
+    lazy_word_updates=True,
     images_per_batch=6,
     captions_per_image=2,
     margin=0.05,

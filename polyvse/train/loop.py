@@ -29,6 +29,7 @@ from torch import Tensor, nn
 from tqdm import tqdm
 
 from polyvse.io import load_torch, save_torch, write_tsv
+from polyvse.optim import clip_gradient_norm
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ def run_epochs(
             optimiser.zero_grad(set_to_none=True)
             terms["loss"].backward()
             if grad_clip > 0:
-                nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+                clip_gradient_norm(model.parameters(), grad_clip)
             optimiser.step()
             if scheduler is not None:
                 scheduler.step()  # type: ignore[attr-defined]

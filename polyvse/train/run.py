@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 
 from polyvse.evaluate.embed import mean_validation_recall
-from polyvse.optim import adam
+from polyvse.optim import adam, lazy_word_tables
 from polyvse.text.vocab import Vocabulary
 from polyvse.train import families
 from polyvse.train.data import DEFAULT_LANGUAGE_BALANCE, ImageGroupedBatches, collate, encode_captions
@@ -167,12 +167,16 @@ def train_variant(
     def validate_retrieval(m: torch.nn.Module) -> float:
         return mean_validation_recall(m, feats, val_by_lang)
 
+    # SMALR / MULE fine-tune the word tables; updating only a batch's rows is what makes a
+    # step's cost independent of the vocabulary (polyvse.optim)
+    tables = {id(p) for p in lazy_word_tables(model)} if tr["lazy_word_updates"] else set()
     result = None
     for phase in families.phases(settings, model):
         params = [
             p for p in (phase.parameters if phase.parameters is not None else model.parameters()) if p.requires_grad
         ]
-        optimiser = adam(params, lr=tr["lr"], weight_decay=tr["weight_decay"])
+        lazy = [p for p in params if id(p) in tables]
+        optimiser = adam(params, lr=tr["lr"], weight_decay=tr["weight_decay"], lazy=lazy)
         tracker = TrainingProgress(phase.objective, phase.epochs * n_batches)
         if phase.select_by == "loss":
             all_val = pd.concat([enc.frame for enc in val_by_lang.values()], ignore_index=True)
