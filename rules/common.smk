@@ -242,6 +242,17 @@ def fasttext_inputs(wildcards):
     return inputs
 
 
+def pca_dims():
+    """Every PCA dimension a word table is reduced to: variants' pca_dim (word_vectors pca) and
+    HEM's specific_dim, and the Translator's fasttext.pca_dim when it reads PCA vectors. One pca
+    job per language reduces its FastText table to all of them (a PCA is a fraction of a
+    second; a job's start-up is not)."""
+    dims = {variant_needs(variant_settings(config, v)).pca_dim for v in config["variants"]}
+    if "translator_curve" in config["extra_reports"] and TRANSLATOR["word_vectors"] == "pca":
+        dims.add(config["fasttext"]["pca_dim"])
+    return sorted(d for d in dims if d)
+
+
 def fasttext_mem_mb(wildcards):
     # FastText holds (words + bucket) x dim float32s; a pretrained cc .bin holds 2M words + 2M buckets.
     ft = config["fasttext"]

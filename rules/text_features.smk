@@ -73,28 +73,33 @@ rule fasttext:
         "../workflow_scripts/fasttext_vectors.py"
 
 
-rule pca:
-    """PCA of one language's FastText vectors to {dim} dimensions (SMALR §3.1: 50;
-    Figure 3: 50, 100, 200); the .npz keeps mean and components for new words."""
-    input:
-        f"{R}/{{dataset}}/fasttext/{{origin}}/{{lang}}.npy",
-    output:
-        vectors=f"{R}/{{dataset}}/fasttext/{{origin}}/{{lang}}.pca{{dim}}.npy",
-        projection=f"{R}/{{dataset}}/fasttext/{{origin}}/{{lang}}.pca{{dim}}.npz",
-    log:
-        "logs/{dataset}/pca_{origin}_{lang}_{dim}.log",
-    benchmark:
-        "benchmarks/pca/{dataset}/{origin}_{lang}_{dim}.tsv"
-    wildcard_constraints:
-        origin="human|augmented",
-        dim="[1-9][0-9]*",
-    conda:
-        "../envs/polyvse.yaml"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    params:
-        seed=config["seed"],
-    script:
-        "../workflow_scripts/pca_vectors.py"
+PCA_DIMS = pca_dims()
+
+if PCA_DIMS:
+
+    rule pca:
+        """PCA of one language's FastText vectors to every dimension the config asks for
+        (pca_dims: SMALR §3.1's 50, Figure 3's sizes, HEM's specific_dim); the .npz files keep
+        mean and components for new words."""
+        input:
+            f"{R}/{{dataset}}/fasttext/{{origin}}/{{lang}}.npy",
+        output:
+            vectors=expand(f"{R}/{{{{dataset}}}}/fasttext/{{{{origin}}}}/{{{{lang}}}}.pca{{dim}}.npy", dim=PCA_DIMS),
+            projections=expand(f"{R}/{{{{dataset}}}}/fasttext/{{{{origin}}}}/{{{{lang}}}}.pca{{dim}}.npz", dim=PCA_DIMS),
+        log:
+            "logs/{dataset}/pca_{origin}_{lang}.log",
+        benchmark:
+            "benchmarks/pca/{dataset}/{origin}_{lang}.tsv"
+        wildcard_constraints:
+            origin="human|augmented",
+        conda:
+            "../envs/polyvse.yaml"
+        threads: 1
+        resources:
+            mem_mb=1000,
+            runtime=10,
+        params:
+            dims=PCA_DIMS,
+            seed=config["seed"],
+        script:
+            "../workflow_scripts/pca_vectors.py"
