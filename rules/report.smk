@@ -104,6 +104,7 @@ rule benchmarks:
         runtime=5,
     params:
         root="benchmarks",
+        logs="logs",
     script:
         "../workflow_scripts/gather_benchmarks.py"
 

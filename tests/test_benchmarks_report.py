@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from polyvse.errors import InputError
-from polyvse.report.benchmarks import benchmark_summary, gather_benchmarks, read_benchmark
+from polyvse.report.benchmarks import benchmark_summary, gather_benchmarks, read_benchmark, startup_by_rule
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 
@@ -50,3 +50,26 @@ def test_a_file_that_is_not_a_benchmark_is_named(tmp_path):
 
 def test_no_benchmarks_give_an_empty_summary(tmp_path):
     assert benchmark_summary(gather_benchmarks(tmp_path)).empty
+
+
+def test_start_up_is_summed_per_rule_from_the_job_logs(tmp_path):
+    logs = tmp_path / "logs"
+    (logs / "m30k").mkdir(parents=True)
+    (logs / "m30k" / "train_a.log").write_text(
+        "10:00:00 INFO polyvse.train: start-up 1.50 s\n10:00:09 INFO polyvse.train: done in 8.0 s\n"
+        # a re-run appends to its log: its own start-up counts, not both
+        "10:05:00 INFO polyvse.train: start-up 1.75 s\n10:05:03 INFO polyvse.train.loop: epoch 1: start-up 9 s\n"
+    )
+    (logs / "m30k" / "train_b.log").write_text("10:00:00 INFO polyvse.train: start-up 2.25 s\n")
+    (logs / "m30k" / "evaluate_a.log").write_text("10:00:00 INFO polyvse.evaluate: start-up 0.50 s\n")
+    (logs / "old.log").write_text("written by a script without job_log\n")
+    startup = startup_by_rule(logs)
+    assert startup.to_dict() == {"evaluate": 0.5, "train": 4.0}
+
+    bench = tmp_path / "benchmarks"
+    write(bench / "train" / "m30k" / "a.tsv", 10.0, 300.0, 9.0)
+    write(bench / "train" / "m30k" / "b.tsv", 30.0, 200.0, 28.0)
+    write(bench / "pca" / "m30k" / "en.tsv", 1.0, 100.0, 1.0)  # its logs recorded no start-up
+    summary = benchmark_summary(gather_benchmarks(bench), startup).set_index("rule")
+    assert summary["startup_seconds"].to_dict() == {"train": 4.0, "pca": 0.0}
+    assert "startup_seconds" in benchmark_summary(gather_benchmarks(bench)).columns  # 0 without logs
