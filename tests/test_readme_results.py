@@ -141,13 +141,15 @@ def test_timings_are_not_compared_and_are_summarised_per_rule(tmp_path):
                     "max_seconds": 6.0,
                     "max_rss_mb": 300.0,
                     "cpu_seconds": 9.0,
+                    "startup_seconds": 3.0,
                 }
             ]
         ).to_csv(d / "benchmarks_by_rule.tsv", sep="\t", index=False)
     assert differing_files(results, snapshot) == []  # another machine's minute is not another result
     text = benchmarks_summary(snapshot)
     assert text.startswith("2 jobs, 0.2 minutes of job wall time and 0.1 of CPU time")
-    assert "| `train` | 2 | 12 | 100.0 | 5.0 | 6.0 | 300 | 9 |" in text
+    assert "| `train` | 2 | 12 | 100.0 | 5.0 | 6.0 | 300 | 9 | 3 |" in text
+    assert "0.1 minutes of it, 24.0 %, the jobs' start-up" in text
 
 
 def test_numbers_equal_to_the_last_digits_are_the_same_table(tmp_path):

@@ -125,32 +125,25 @@ def findings_block(snapshot: Path) -> str:
 
 
 def benchmarks_summary(snapshot: Path) -> str:
-    """The run's job time per rule (results/benchmarks_by_rule.tsv of the snapshot's run), with
-    the start-up share of the job time where the table has the start-up column."""
+    """The run's job time per rule (results/benchmarks_by_rule.tsv of the snapshot's run) and the
+    share of it that is the jobs' start-up."""
     by_rule = pd.read_csv(io.StringIO(_read(snapshot, "benchmarks_by_rule.tsv")), sep="\t")
-    total, cpu = by_rule["seconds"].sum(), by_rule["cpu_seconds"].sum()
-    startup = "startup_seconds" in by_rule.columns
+    total, cpu, startup = by_rule["seconds"].sum(), by_rule["cpu_seconds"].sum(), by_rule["startup_seconds"].sum()
     lines = [
         f"{int(by_rule['jobs'].sum())} jobs, {total / 60:.1f} minutes of job wall time and {cpu / 60:.1f} of "
         "CPU time (the Snakemake `benchmark:` files of the jobs that wrote one, gathered by "
-        "the `benchmarks` rule into `results/benchmarks.tsv`)"
-        + (
-            f"; {by_rule['startup_seconds'].sum() / 60:.1f} minutes of it, "
-            f"{100 * by_rule['startup_seconds'].sum() / total:.1f} %, the jobs' start-up (interpreter, "
-            "Snakemake's script preamble, imports: each job log's first line):"
-            if startup
-            else ":"
-        ),
+        f"the `benchmarks` rule into `results/benchmarks.tsv`); {startup / 60:.1f} minutes of it, "
+        f"{100 * startup / total:.1f} %, the jobs' start-up (interpreter, Snakemake's script preamble, imports: "
+        "each job log's first line):",
         "",
-        "| rule | jobs | wall s | share % | median s | longest s | peak RSS MB | CPU s |"
-        + (" start-up s |" if startup else ""),
-        "|---|--:|--:|--:|--:|--:|--:|--:|" + ("--:|" if startup else ""),
+        "| rule | jobs | wall s | share % | median s | longest s | peak RSS MB | CPU s | start-up s |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for _, r in by_rule.iterrows():
         lines.append(
             f"| `{r['rule']}` | {int(r['jobs'])} | {r['seconds']:.0f} | {r['share']:.1f} | "
             f"{r['median_seconds']:.1f} | {r['max_seconds']:.1f} | {r['max_rss_mb']:.0f} | "
-            f"{r['cpu_seconds']:.0f} |" + (f" {r['startup_seconds']:.0f} |" if startup else "")
+            f"{r['cpu_seconds']:.0f} | {r['startup_seconds']:.0f} |"
         )
     return "\n".join(lines) + "\n"
 
