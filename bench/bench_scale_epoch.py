@@ -1,6 +1,7 @@
 """Benchmark: an EmbN and a SMALR training epoch at the scale config's sizes (config/scale/m30k.yaml),
-projected from measured steps, with the training's optimiser (fused Adam, polyvse.optim) and, for EmbN,
-the foreach Adam it replaced. Run:
+projected from measured steps, with the training's optimiser (polyvse.optim: "lazy", the default of
+training.lazy_word_updates, steps the word tables by SparseAdam and the rest by fused Adam; "fused", dense
+fused Adam on everything) and, for EmbN, the foreach Adam it replaced. Run:
 .venv/bin/python bench/bench_scale_epoch.py [--threads N] [--steps N] [--device cpu|cuda]
 
 Sizes: the papers' EmbN (word 300, GRU 512, image FC 2048, joint 512; MULE §"Model", SMALR §4), a
@@ -30,7 +31,7 @@ import torch
 
 from polyvse.models.embn import EmbN, EmbNConfig
 from polyvse.models.hem import SMALR, HEMConfig
-from polyvse.optim import adam
+from polyvse.optim import adam, clip_gradient_norm, lazy_word_tables
 from polyvse.train.objectives import EmbNObjective
 from polyvse.train.objectives_smalr import SMALRObjective
 
@@ -92,8 +93,14 @@ def step_seconds(optimiser: str, steps: int, device: torch.device, family: str =
     else:
         model = EmbN(EmbNConfig(vocab_size=VOCAB, image_dim=IMAGE_DIM)).to(device)
         objective = EmbNObjective()
+    # "lazy": the training's default (training.lazy_word_updates): word tables with sparse
+    # gradients stepped by SparseAdam, the rest by fused Adam
+    lazy = lazy_word_tables(model) if optimiser == "lazy" else []
     params = list(model.parameters())
-    opt = adam(params, lr=1e-4) if optimiser == "fused" else torch.optim.Adam(params, lr=1e-4, foreach=True)
+    if optimiser == "foreach":
+        opt = torch.optim.Adam(params, lr=1e-4, foreach=True)
+    else:
+        opt = adam(params, lr=1e-4, lazy=lazy)
     times = []
     for _ in range(steps + 1):
         if device.type == "cuda":
@@ -102,7 +109,7 @@ def step_seconds(optimiser: str, steps: int, device: torch.device, family: str =
         loss = objective(model, data)["loss"]
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 2.0)
+        clip_gradient_norm(params, 2.0)
         opt.step()
         if device.type == "cuda":
             torch.cuda.synchronize()
@@ -131,8 +138,10 @@ def main() -> None:
     )
     print("model\toptimiser\tseconds_per_step\tprojected_epoch_minutes")
     for family, optimiser, steps in (
+        ("embn", "lazy", per_epoch),
         ("embn", "fused", per_epoch),
         ("embn", "foreach", per_epoch),
+        ("smalr", "lazy", smalr_per_epoch),
         ("smalr", "fused", smalr_per_epoch),
     ):
         s = step_seconds(optimiser, args.steps, device, family)

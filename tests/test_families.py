@@ -268,7 +268,7 @@ def test_hem_keeps_top_k_words_specific_and_la_none(data, tmp_path):
     assert hem.config.n_specific == 4 * len(LANGS)
     top_de = list(counts["de"])[0]
     slot = int(hem.specific_of_word[vocab.stoi[("de", top_de)]])
-    assert torch.allclose(hem.specific_embeddings[slot], torch.from_numpy(pca["de"][0]))
+    assert torch.allclose(hem.specific_embeddings.weight[slot], torch.from_numpy(pca["de"][0]))
     assert bool(((hem.latent_of_word >= 0) ^ (hem.specific_of_word >= 0))[1:].all())  # each word exactly one
     la = families.build_model(settings("la"), vocab, 10, inputs)
     assert la.config.n_specific == 0 and bool((la.latent_of_word[1:] >= 0).all())

@@ -220,14 +220,54 @@ def test_hem_word_features_mix_specific_and_latent_words():
     a_id, dog_id, rot_id = 2, 4, 8
     words = m.word_features(torch.tensor([[a_id, dog_id], [rot_id, 9]]), torch.tensor([0, 1]))
     slot = int(m.specific_of_word[a_id])
-    by_hand = m.language_fc[0](m.specific_embeddings[slot])
+    by_hand = m.language_fc[0](m.specific_embeddings.weight[slot])
     assert torch.allclose(words[0, 0], by_hand)
     token = int(m.latent_of_word[dog_id])
     assert m.specific_of_word[dog_id] == -1 and token >= 0
-    assert torch.allclose(words[0, 1], m.latent_embeddings[token])
+    assert torch.allclose(words[0, 1], m.latent_embeddings.weight[token])
     # initial latent feature = the pretrained embedding of the word's argmax token
-    assert torch.allclose(m.latent_embeddings[token], lv.embeddings[lv.assign(torch.tensor([dog_id]))[0]])
-    assert torch.allclose(words[1, 0], m.language_fc[1](m.specific_embeddings[int(m.specific_of_word[rot_id])]))
+    assert torch.allclose(m.latent_embeddings.weight[token], lv.embeddings[lv.assign(torch.tensor([dog_id]))[0]])
+    assert torch.allclose(words[1, 0], m.language_fc[1](m.specific_embeddings.weight[int(m.specific_of_word[rot_id])]))
+
+
+def test_hem_tables_take_sparse_gradients_equal_to_the_dense_ones():
+    """lazy_word_tables turns HEM's latent and specific tables sparse; their gradients are
+    the dense ones, row for row, and only rows the batch reads appear."""
+    from polyvse.optim import lazy_word_tables
+
+    dense, _ = tiny()
+    sparse, _ = tiny()
+    tables = lazy_word_tables(sparse)
+    assert {id(t) for t in tables} >= {id(sparse.latent_embeddings.weight), id(sparse.specific_embeddings.weight)}
+    tokens = torch.tensor([[2, 4, 0], [8, 9, 7]])
+    langs = torch.tensor([0, 1])
+    for m in (dense, sparse):
+        m.word_features(tokens, langs).pow(2).sum().backward()
+    for name in ("latent_embeddings", "specific_embeddings"):
+        d = getattr(dense, name).weight.grad
+        s = getattr(sparse, name).weight.grad
+        assert s.is_sparse and not d.is_sparse
+        assert torch.allclose(s.to_dense(), d, atol=1e-6)
+        read = set(s.coalesce().indices()[0].tolist())
+        assert read == set(d.abs().sum(dim=1).nonzero(as_tuple=True)[0].tolist())
+
+
+def test_hem_loads_a_state_dict_with_bare_table_parameters():
+    """Models saved when the tables were bare parameters (``latent_embeddings``, not
+    ``latent_embeddings.weight``) still load."""
+    m, _ = tiny()
+    old = {
+        (k[: -len(".weight")] if k in ("latent_embeddings.weight", "specific_embeddings.weight") else k): v
+        for k, v in m.state_dict().items()
+    }
+    assert "latent_embeddings" in old and "latent_embeddings.weight" not in old
+    fresh, _ = tiny()
+    with torch.no_grad():
+        for p in fresh.parameters():
+            p.add_(1.0)
+    fresh.load_state_dict(old)
+    for k, v in m.state_dict().items():
+        assert torch.equal(fresh.state_dict()[k], v)
 
 
 def test_hem_from_vocabulary_checks_every_word_is_covered():
@@ -382,8 +422,8 @@ def test_smalr_objective_is_equation_four():
         m.mask_embedding,
         m.mclm_universal.fc.weight,
         m.mclm_final.fc.weight,
-        m.latent_embeddings,
-        m.specific_embeddings,
+        m.latent_embeddings.weight,
+        m.specific_embeddings.weight,
         m.language_classifier.weight,
     ):
         assert p.grad is not None and p.grad.abs().sum() > 0

@@ -176,6 +176,10 @@ def train_variant(
             p for p in (phase.parameters if phase.parameters is not None else model.parameters()) if p.requires_grad
         ]
         lazy = [p for p in params if id(p) in tables]
+        # the optimiser's state layout (which tables step lazily) is part of what a checkpoint
+        # holds: a checkpoint written under another layout starts afresh instead of failing to load
+        lazy_ids = {id(p) for p in lazy}
+        lazy_names = sorted(name for name, p in model.named_parameters() if id(p) in lazy_ids)
         optimiser = adam(params, lr=tr["lr"], weight_decay=tr["weight_decay"], lazy=lazy)
         tracker = TrainingProgress(phase.objective, phase.epochs * n_batches)
         if phase.select_by == "loss":
@@ -207,7 +211,7 @@ def train_variant(
             epochs=phase.epochs,
             seed=settings["seed"],
             checkpoint_dir=where,
-            run_id=fingerprint(run_id, phase.name),
+            run_id=fingerprint(run_id, phase.name, lazy_names),
             device=device,
             grad_clip=tr["grad_clip"],
             after_step=tracker.step,
