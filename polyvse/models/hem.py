@@ -214,9 +214,9 @@ class HEM(UniversalEmbeddingModel):
         if self.specific_embeddings is not None:
             slot = self.specific_of_word[tokens]
             has = slot >= 0
-            # one gather from the table for all languages: a gather per language would
-            # back-propagate a table-sized gradient per language (20 fills of the table a step
-            # for SMALR on ten languages, 40 % of its step, torch.profiler)
+            # one gather from the table for all languages: a gather per language back-propagated a
+            # table-sized gradient per language (20 zero-filled copies of the table a SMALR(10) step;
+            # with one gather its epoch on the default data took 2.70 s instead of 3.01)
             vectors = self.specific_embeddings(slot[has])  # (N, specific_dim)
             word_lang = langs.unsqueeze(1).expand_as(slot)[has]  # (N,)
             projected = vectors.new_empty(vectors.shape[0], self.config.universal_dim)
