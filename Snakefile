@@ -56,6 +56,7 @@ include: "rules/report.smk"
 include: "rules/speech.smk"
 include: "rules/mlmme.smk"
 include: "rules/translator.smk"
+include: "rules/joint.smk"
 
 
 # Trivial jobs run beside snakemake instead of costing a cluster submission each.

@@ -11,6 +11,8 @@ from polyvse.config import (
     ConfigError,
     check_config,
     figure_sources,
+    joint_variant_settings,
+    word_variants,
     pretrain_settings,
     needs_translations,
     human_langs,
@@ -28,6 +30,7 @@ from polyvse.config_files import located, schema_violation
 from polyvse.data.adapters import raw_files
 from polyvse.errors import ConfigFileError
 from polyvse.needs import HOW_TO_TRANSLATE, mt_available, prune_to_available
+from polyvse.report.any_to_any import any_to_any_replicas, model_evaluations
 from polyvse.report.findings import active_claims, add_seed_replicas, findings_plan, plan_files
 from polyvse.report.gallery import gallery_candidates
 from polyvse.translate.quality import mt_datasets
@@ -74,6 +77,8 @@ if _left_out:
 # Findings (polyvse.report.findings): every row a claim of the seed papers compares is
 # trained findings.seeds times; the replicas ({variant}-s{k}, seed + k) join the config here.
 FINDINGS_REPLICAS = add_seed_replicas(config)
+# and every model an any_to_any report compares, as many times (polyvse.report.any_to_any)
+ANY_TO_ANY_REPLICAS = any_to_any_replicas(config)
 
 R = config["results_dir"]
 BACKBONE = config["image_features"]["backbone"]
@@ -92,6 +97,19 @@ if workflow.is_main_process:
         print(_lock_news, file=sys.stderr)
 
 
+def word_reports():
+    """The reports of word models (rules/report.smk); any_to_any reports are rules/joint.smk's."""
+    return [name for name, rep in config["reports"].items() if rep["layout"] != "any_to_any"]
+
+
+def any_to_any_reports():
+    return [name for name, rep in config["reports"].items() if rep["layout"] == "any_to_any"]
+
+
+def joint_variants():
+    return [name for name in config["variants"] if name not in set(word_variants(config))]
+
+
 def names_regex(names):
     """A wildcard constraint matching exactly the configured ``names`` (nothing when there are none)."""
     return "|".join(re.escape(n) for n in names) or "(?!)"
@@ -101,7 +119,7 @@ wildcard_constraints:
     dataset="[A-Za-z0-9_-]+",
     variant="[A-Za-z0-9_-]+",
     lang="[a-z]{2}",
-    report=names_regex(config["reports"]),
+    report=names_regex(word_reports()),
     protocol="|".join(PROTOCOLS),
 
 
@@ -132,7 +150,7 @@ def gallery_reports():
     """The text tables that get a gallery: every one with a row reading one word model directly."""
     if config["gallery"]["langs"] == 0:
         return []
-    return [report for report in config["reports"] if gallery_variants(report)]
+    return [report for report in word_reports() if gallery_variants(report)]
 
 
 # extra_reports: reports with a layout of their own (rules/mlmme.smk, rules/translator.smk).
@@ -247,7 +265,7 @@ def pca_dims():
     HEM's specific_dim, and the Translator's fasttext.pca_dim when it reads PCA vectors. One pca
     job per language reduces its FastText table to all of them (a PCA is a fraction of a
     second; a job's start-up is not)."""
-    dims = {variant_needs(variant_settings(config, v)).pca_dim for v in config["variants"]}
+    dims = {variant_needs(variant_settings(config, v)).pca_dim for v in word_variants(config)}
     if "translator_curve" in config["extra_reports"] and TRANSLATOR["word_vectors"] == "pca":
         dims.add(config["fasttext"]["pca_dim"])
     return sorted(d for d in dims if d)
@@ -364,6 +382,36 @@ def speech_report_files(kind):
         return [f"{R}/{speech_variant_dataset(config, v)}/speech/{v}/{name}" for v in variants]
 
     return files
+
+
+# ----------------------------------------------------------------------------- rules/joint.smk: input functions
+
+
+def joint_inputs(wildcards):
+    """What a joint model reads: captions and image features; for its written languages their
+    vocabularies (human captions) and FastText tables; for its spoken ones utterances and log-Mel stores."""
+    s = joint_variant_settings(config, wildcards.variant)
+    if s["dataset"] != wildcards.dataset:
+        raise ValueError(f"joint variant {wildcards.variant} trains on dataset {s['dataset']}, not {wildcards.dataset}")
+    ds = s["dataset"]
+    inputs = {
+        "captions": f"{R}/{ds}/captions.parquet",
+        "features": f"{R}/{ds}/image_features/{BACKBONE}.npy",
+        "ids": f"{R}/{ds}/image_features/{BACKBONE}.ids.txt",
+    }
+    if s["text_langs"]:
+        inputs["vocab"] = expand(f"{R}/{ds}/vocab/human/{{lang}}.tsv", lang=s["text_langs"])
+        if s["model"]["text"]["word_vectors"] == "fasttext":
+            inputs["fasttext"] = expand(f"{R}/{ds}/fasttext/human/{{lang}}.npy", lang=s["text_langs"])
+            inputs["fasttext_vocab"] = inputs["vocab"]
+    if s["speech_langs"]:
+        inputs["utterances"] = f"{R}/{ds}/utterances.parquet"
+        inputs["logmel"] = expand(f"{R}/{ds}/logmel/{{lang}}.npz", lang=s["speech_langs"])
+    return inputs
+
+
+def any_to_any_eval_files(wildcards):
+    return [path for model in model_evaluations(config, wildcards.a2a_report, R) for path in model["evals"]]
 
 
 # ----------------------------------------------------------------------------- rules/translator.smk: input functions

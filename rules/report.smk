@@ -157,7 +157,7 @@ rule gallery:
     benchmark:
         "benchmarks/gallery/{report}.tsv"
     wildcard_constraints:
-        report=names_regex(config["reports"]),
+        report=names_regex(word_reports()),
     conda:
         "../envs/polyvse.yaml"
     threads: 1

@@ -1,7 +1,7 @@
 """End to end: the grounded-speech branch of the workflow on a tiny config, run by snakemake in a
 temporary directory: spoken captions, log-Mel stores, every loss, pooling, framework and sharing
 of the default speech variants (one epoch each on a handful of images) and the six thesis tables
-with the default config's rows."""
+with the default config's rows; the joint text + speech + image models and the any-to-any table."""
 
 from __future__ import annotations
 
@@ -86,11 +86,17 @@ def tiny_config() -> dict:
                     "n_test": 4,
                     "captions_per_image": 1,
                     "image_size": 32,
+                    "corpus_sentences": 200,
                 },
             }
         },
         "findings": {"seeds": 0},  # the seed replicas are tested on the tiny SMALR run (tests/test_workflow_smalr.py)
         "speech": speech,
+        # the joint family and its any-to-any table (issue 18), as the default config has them
+        "variants": {name: default["variants"][name] for name in ("joint", "joint_text")},
+        "reports": {"any_to_any": default["reports"]["any_to_any"]},
+        "models": {"joint": {"universal_dim": 8, "gru_hidden": 8}},
+        "fasttext": {"bucket": 1000, "epochs": 1},
         "resources": {"features": {"threads": 1}, "speech_train": {"threads": 1}},
     }
 
@@ -160,9 +166,30 @@ def test_tiny_speech_workflow_writes_the_six_thesis_tables(tmp_path):
     evals = pd.read_csv(tmp_path / "results/spoken/speech/infonce/eval.tsv", sep="\t")
     assert list(evals["pair"]) == ["E&I", "H&I", "J&I", "H&E", "J&E", "J&H"]
     assert np.allclose(evals["r1"], (evals["r1_ab"] + evals["r1_ba"]) / 2)
+    _any_to_any_table(tmp_path)
     again = snakemake(tmp_path, "--cores", "2", "-n")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
     _polyvse_query_searches_a_speech_model(tmp_path, utterances)
+
+
+def _any_to_any_table(workdir: Path) -> None:
+    """The joint model beside the text-only and the thesis' speech-only one: every ordered pair of the seven
+    views (image, text-en/hi/ja, speech-en/hi/ja) for the joint model; the others have their own pairs only."""
+    table = pd.read_csv(workdir / "results/any_to_any.tsv", sep="\t")
+    views = ["image", "text-en", "text-hi", "text-ja", "speech-en", "speech-hi", "speech-ja"]
+    assert list(zip(table["query"], table["target"])) == [(q, t) for q in views for t in views if q != t]
+    assert table["Joint mR"].notna().all() and (table["Joint R@1"] <= table["Joint R@10"]).all()
+    text = table["query"].str.startswith(("image", "text")) & table["target"].str.startswith(("image", "text"))
+    speech = table["query"].str.startswith(("image", "speech")) & table["target"].str.startswith(("image", "speech"))
+    assert table.loc[text, "Text only mR"].notna().all() and table.loc[~text, "Text only mR"].isna().all()
+    assert table.loc[speech, "Speech only mR"].notna().all() and table.loc[~speech, "Speech only mR"].isna().all()
+    assert np.allclose(
+        table.loc[text, "Δ mR vs Text only"], table.loc[text, "Joint mR"] - table.loc[text, "Text only mR"]
+    )
+    md = (workdir / "results/any_to_any.md").read_text()
+    assert "| text-hi | speech-hi |" in md and "Only Joint has 18 pairs (text↔speech)" in md
+    epochs = pd.read_csv(workdir / "results/spoken/joint/joint/epochs.tsv", sep="\t")
+    assert len(epochs) == 1 and "val_recall" in epochs.columns
 
 
 def _polyvse_query_searches_a_speech_model(workdir: Path, utterances: pd.DataFrame) -> None:

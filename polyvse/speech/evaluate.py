@@ -156,3 +156,53 @@ def evaluate_views(
 ) -> pd.DataFrame:
     """:func:`pair_retrieval` of a trained model on one split."""
     return pair_retrieval(embed_views(model, views, features, batch_size, device), views.langs, normalize)
+
+
+ORDERED_COLUMNS: tuple[str, ...] = ("query", "target", "r1", "r5", "r10", "mr", "medr", "n")
+"""Columns of an any-to-any evaluation (:func:`ordered_pair_retrieval`)."""
+
+
+def ordered_pair_retrieval(
+    embeddings: Mapping[str, np.ndarray], views: Sequence[str], normalize: bool = False, ks: Sequence[int] = KS
+) -> pd.DataFrame:
+    """Retrieval between every ordered pair of ``views`` (any-to-any, issue 18): one row per
+    (query view, target view), query ≠ target, in ``views`` order; each query item retrieves
+    among the N target items, its truth the item of the same datapoint. Columns
+    :data:`ORDERED_COLUMNS`: recalls in percent, ``mr`` their mean, ``medr`` the median rank
+    (ties count against the truth). ``embeddings``: view → ``(N, D)``."""
+    emb = {v: np.asarray(embeddings[v], dtype=np.float32) for v in views}
+    if normalize:
+        emb = {k: v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12) for k, v in emb.items()}
+    rows = []
+    for query in views:
+        for target in views:
+            if query == target:
+                continue
+            recalls, medr = diagonal_recalls(emb[query] @ emb[target].T, ks)
+            row: dict[str, object] = {"query": query, "target": target}
+            row.update({f"r{k}": recalls[k] for k in ks})
+            row.update(mr=float(np.mean([recalls[k] for k in ks])), medr=medr, n=int(len(emb[query])))
+            rows.append(row)
+    return pd.DataFrame(rows, columns=[*ORDERED_COLUMNS[:2], *(f"r{k}" for k in ks), *ORDERED_COLUMNS[-3:]])
+
+
+def ordered_from_view_pairs(table: pd.DataFrame, view_names: Mapping[str, str], ks: Sequence[int] = KS) -> pd.DataFrame:
+    """A thesis evaluation (:func:`pair_retrieval`, one row per unordered pair with both
+    directions) as ordered rows of :data:`ORDERED_COLUMNS`, its views renamed by ``view_names``
+    (e.g. ``{"image": "image", "en": "speech-en"}``): A → B reads the ``_ab`` columns, B → A the
+    ``_ba`` ones."""
+    rows = []
+    for _, r in table.iterrows():
+        for query, target, d in ((r["view_a"], r["view_b"], "ab"), (r["view_b"], r["view_a"], "ba")):
+            recalls = {k: float(r[f"r{k}_{d}"]) for k in ks}
+            rows.append(
+                {
+                    "query": view_names[query],
+                    "target": view_names[target],
+                    **{f"r{k}": recalls[k] for k in ks},
+                    "mr": float(np.mean(list(recalls.values()))),
+                    "medr": float(r[f"medr_{d}"]),
+                    "n": int(r["n"]),
+                }
+            )
+    return pd.DataFrame(rows, columns=[*ORDERED_COLUMNS[:2], *(f"r{k}" for k in ks), *ORDERED_COLUMNS[-3:]])

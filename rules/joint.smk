@@ -1,0 +1,87 @@
+# Beyond the papers (docs/architecture.md, The DAG): written and spoken captions and images in
+# one space. One training per joint variant (variants with model: joint) → retrieval between
+# every ordered pair of its views → any_to_any reports beside separately trained models.
+
+
+rule joint_train:
+    """One joint variant (polyvse.models.joint, trained as thesis §3.1.2 on every view):
+    checkpoints every epoch, resumes after a kill, keeps the best epoch by validation recall
+    over every ordered view pair. Requests a GPU on a cluster; CPU otherwise."""
+    input:
+        unpack(joint_inputs),
+    output:
+        model=f"{R}/{{dataset}}/joint/{{variant}}/model.pt",
+        epochs=f"{R}/{{dataset}}/joint/{{variant}}/epochs.tsv",
+        params=f"{R}/{{dataset}}/joint/{{variant}}/params.json",
+    log:
+        "logs/{dataset}/joint_train_{variant}.log",
+    benchmark:
+        "benchmarks/joint_train/{dataset}/{variant}.tsv"
+    wildcard_constraints:
+        variant=names_regex(joint_variants()),
+    conda:
+        "../envs/polyvse.yaml"
+    threads: config["resources"]["speech_train"]["threads"]
+    resources:
+        **training_resources("speech_train"),
+    params:
+        settings=lambda wc: joint_variant_settings(config, wc.variant),
+        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/joint/{wc.variant}/checkpoint",
+    script:
+        "../workflow_scripts/joint_train.py"
+
+
+rule joint_evaluate:
+    """Test retrieval between every ordered pair of a joint model's views: R@1/5/10, their mean, medr."""
+    input:
+        unpack(joint_inputs),
+        model=f"{R}/{{dataset}}/joint/{{variant}}/model.pt",
+    output:
+        f"{R}/{{dataset}}/joint/{{variant}}/eval.tsv",
+    log:
+        "logs/{dataset}/joint_evaluate_{variant}.log",
+    benchmark:
+        "benchmarks/joint_evaluate/{dataset}/{variant}.tsv"
+    wildcard_constraints:
+        variant=names_regex(joint_variants()),
+    conda:
+        "../envs/polyvse.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../workflow_scripts/joint_evaluate.py"
+
+
+rule any_to_any:
+    """An any_to_any report: R@1, R@10 and mR of every ordered view pair for the joint model and
+    beside it the separately trained ones, means over findings.seeds seeds, Δ mR and a verdict."""
+    input:
+        evals=any_to_any_eval_files,
+    output:
+        tsv=report(f"{R}/{{a2a_report}}.tsv", category="Any-to-any", caption="../report/any_to_any.rst"),
+        md=report(f"{R}/{{a2a_report}}.md", category="Any-to-any", caption="../report/any_to_any.rst"),
+    log:
+        "logs/report_{a2a_report}.log",
+    wildcard_constraints:
+        a2a_report=names_regex(any_to_any_reports()),
+    conda:
+        "../envs/polyvse.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    params:
+        models=lambda wc: model_evaluations(config, wc.a2a_report, R),
+        dataset=lambda wc: config["reports"][wc.a2a_report]["dataset"],
+        langs=lambda wc: config["datasets"][config["reports"][wc.a2a_report]["dataset"]]["langs"],
+        caption=lambda wc: config["reports"][wc.a2a_report]["caption"] or wc.a2a_report,
+        notes=lambda wc: config["reports"][wc.a2a_report]["notes"],
+    script:
+        "../workflow_scripts/make_any_to_any.py"
+
+
+# a table is a few lines of pandas: no cluster submission for it
+localrules:
+    any_to_any,
