@@ -695,11 +695,17 @@ def _check_joint(config: Mapping, name: str, schema: Mapping | None) -> None:
             key, "a joint model trains on human captions of its languages (no captions, eval_langs, vocabulary)"
         )
     if v.get("speech_langs"):
-        if ds["adapter"] != "synthetic" or ds["synthetic"]["profile"] != "all":
+        if ds["adapter"] != "synthetic":
             raise ConfigError(
                 f"{key}.dataset",
-                f"dataset {ds_name!r} has no written and spoken caption of every image: a joint model with "
-                "speech_langs needs a synthetic dataset of profile all",
+                f"dataset {ds_name!r} has adapter {ds['adapter']!r}: a joint model with speech_langs needs "
+                "a written and a spoken caption of every image (adapter synthetic, profile all)",
+            )
+        if ds["synthetic"]["profile"] != "all":
+            raise ConfigError(
+                f"datasets.{ds_name}.synthetic.profile",
+                f"joint variant {name} hears this dataset: a speech dataset needs profile all "
+                "(a caption per image in every language)",
             )
     human = human_langs(config, ds_name)
     written = [l for l in v["train_langs"] if l not in human]

@@ -288,7 +288,7 @@ def test_default_joint_settings_merge_speech_and_text_settings():
         (lambda c: c["variants"]["embn_en"].update(speech_langs=["en"]), "variants.embn_en.speech_langs"),
         (
             lambda c: c["variants"]["joint"].update(dataset="m30k", train_langs=["en"], speech_langs=["en"]),
-            "variants.joint.dataset",
+            "datasets.m30k.synthetic.profile",
         ),
         (lambda c: c["reports"]["any_to_any"]["rows"].reverse(), "reports.any_to_any.rows[0]"),
         (lambda c: c["reports"]["any_to_any"]["rows"][1].update(variant="embn_en"), "reports.any_to_any.rows[1]"),

@@ -611,7 +611,11 @@ def test_speech_config_checks_name_the_key():
     )
     fails(lambda c: v(c)["mms"].update(dataset="m30k"), "datasets.m30k.synthetic.profile", "speech variant mms")
     fails(lambda c: v(c)["mms"].update(dataset="nope"), "speech.variants.mms.dataset", "unknown dataset")
-    fails(lambda c: c["datasets"]["spoken"].update(langs=["en", "de"]), "datasets.spoken.langs", "espeak-ng voice")
+    fails(
+        lambda c: c["datasets"]["spoken"].update(langs=["en", "hi", "ja", "de"]),
+        "datasets.spoken.langs",
+        "espeak-ng voice",
+    )
     fails(
         lambda c: v(c)["mms"].update(model={"pooling": "mhsa", "heads": 3}),
         "speech.variants.mms.model.heads",
