@@ -17,12 +17,15 @@ def _parser() -> argparse.ArgumentParser:
     q = sub.add_parser(
         "query",
         help="search a trained model with a sentence, a spoken query or an image",
-        description="Search a trained text model (results/{dataset}/models/{variant}/) or grounded-speech "
-        "model (results/{dataset}/speech/{variant}/): a sentence or a spoken query retrieves images, an image "
-        "retrieves captions, written or spoken (or, with --images, images).",
+        description="Search a trained text model (results/{dataset}/models/{variant}/), grounded-speech "
+        "model (results/{dataset}/speech/{variant}/) or joint model (results/{dataset}/joint/{variant}/): a "
+        "sentence or a spoken query retrieves images, an image retrieves captions, written or spoken (or, with "
+        "--images, images).",
     )
     q.add_argument(
-        "model", type=Path, help="the model's directory, results/{dataset}/models/{variant} or .../speech/{variant}"
+        "model",
+        type=Path,
+        help="the model's directory, results/{dataset}/models/{variant}, .../speech/{variant} or .../joint/{variant}",
     )
     what = q.add_mutually_exclusive_group(required=True)
     what.add_argument("--text", help="a sentence in one of the model's languages (give --lang)")
@@ -42,25 +45,30 @@ def query(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise InputError("-k", f"expected a positive number of results, got {args.k}")
     tm = q.open_model(args.model)
-    spoken = isinstance(tm, q.SpokenModel)
+    joint = isinstance(tm, q.JointQueryModel)
+    spoken = isinstance(tm, q.SpokenModel) and not joint
     if args.text is not None or args.audio is not None:
         if not args.lang:
             raise InputError("--lang", f"a --{'text' if args.text is not None else 'audio'} query needs its language")
         if args.text is not None and spoken:
             raise InputError("--text", "a grounded-speech model hears speech: give --audio FILE.wav")
-        if args.audio is not None and not spoken:
+        if args.audio is not None and not (spoken or joint):
             raise InputError("--audio", "a text model reads text: give --text, or a model of results/{dataset}/speech/")
-        if spoken:
+        if args.audio is not None and joint and not tm.langs:
+            raise InputError("--audio", "this joint model was trained on written captions only: give --text")
+        if args.audio is not None:
             vector = q.embed_audio(tm, args.audio, args.lang)
             shown = f"spoken {args.audio} ({args.lang})"
         else:
-            vector = q.embed_text(tm, args.text, args.lang)
+            vector = q.embed_joint_text(tm, args.text, args.lang) if joint else q.embed_text(tm, args.text, args.lang)
             shown = f'"{args.text}" ({args.lang})'
         index = q.folder_images(tm, args.images) if args.images else q.test_images(tm)
     else:
         vector = q.embed_image_file(tm, args.image)
         if args.images:
             index = q.folder_images(tm, args.images)
+        elif joint:
+            index = q.test_captions_of(tm)
         else:
             index = q.test_utterances(tm) if spoken else q.test_captions(tm)
         shown = str(args.image)

@@ -3,7 +3,8 @@ a grounded-speech model's languages, or an image, against the test split of its 
 the user's own images.
 
 A model directory is ``results/{dataset}/models/{variant}/`` (a text model, ``model.pt`` written by the
-train rule) or ``results/{dataset}/speech/{variant}/`` (a grounded-speech model, the speech_train rule);
+train rule), ``results/{dataset}/speech/{variant}/`` (a grounded-speech model, the speech_train rule) or
+``results/{dataset}/joint/{variant}/`` (a joint text + speech + image model, the joint_train rule);
 its dataset directory ``results/{dataset}/`` holds the images table, the image features of the run's
 backbone and the captions (or, for speech, the utterances and their log-Mel stores). The test images'
 embeddings are computed once and cached beside the model (``query/test_images.npz``); a folder's image
@@ -65,6 +66,25 @@ class SpokenModel:
         return list(self.model.langs)
 
 
+@dataclass
+class JointQueryModel(SpokenModel):
+    """A trained joint model (:mod:`polyvse.models.joint`): a spoken query in one of its spoken languages
+    (``langs``, as a grounded-speech model) or a sentence in one of its written ones (``text_langs``)
+    finds images; an image finds written and spoken captions."""
+
+    vocab: Vocabulary | None = None
+    max_len: int = 0
+    cap_idx: int = 0
+
+    @property
+    def langs(self) -> list[str]:
+        return list(self.model.speech_langs)
+
+    @property
+    def text_langs(self) -> list[str]:
+        return list(self.model.text_langs)
+
+
 SILENCE = 1e-4
 """A wav whose every sample is below this (about -80 dBFS) is silent: it says nothing to search with."""
 
@@ -105,7 +125,7 @@ def open_model(directory: str | Path) -> TrainedModel | SpokenModel:
             "and results/{dataset}/speech/{variant}/)",
         )
     saved = load_torch(path)
-    if isinstance(saved, dict) and saved.get("family") == "grounded_speech":
+    if isinstance(saved, dict) and saved.get("family") in ("grounded_speech", "joint"):
         return _spoken_model(directory, saved)
     if not isinstance(saved, dict) or "family" not in saved or "vocab" not in saved:
         raise InputError(path, "not a model of the train or speech_train rule (an MLMME model is not searchable here)")
@@ -127,6 +147,21 @@ def _spoken_model(directory: Path, saved: dict) -> SpokenModel:
     dataset_dir = directory.parent.parent
     if not (dataset_dir / "images.parquet").is_file():
         raise InputError(directory, f"its dataset directory {dataset_dir} has no images.parquet")
+    if saved["family"] == "joint":
+        from polyvse.train.joint import joint_model_from_saved
+
+        model, vocab = joint_model_from_saved(saved)
+        return JointQueryModel(
+            directory,
+            model,
+            dict(saved.get("max_frames") or {}),
+            bool(saved.get("normalize", False)),
+            dataset_dir,
+            int(saved["config"]["image_dim"]),
+            vocab=vocab,
+            max_len=int(saved["settings"]["text"]["max_len"]),
+            cap_idx=int(saved["settings"]["cap_idx"]),
+        )
     return SpokenModel(
         directory,
         model_from_saved(saved),
@@ -273,6 +308,53 @@ def test_utterances(sm: SpokenModel) -> Index:
 
 
 @torch.no_grad()
+def test_written_captions(jm: JointQueryModel) -> Index:
+    """A joint model's written test captions (the caption each image's utterances say) in its written languages."""
+    from polyvse.train.joint import spoken_captions
+
+    captions = pd.read_parquet(jm.dataset_dir / "captions.parquet")
+    test = spoken_captions(captions, "test", jm.text_langs, jm.cap_idx)
+    vectors = []
+    for lang in jm.text_langs:
+        sub = test[test["lang"] == lang]
+        vectors.append(_embed_sentences(jm, list(sub["text"]), lang))
+    ids = [f"{i}#{l}{c}" for i, l, c in zip(test["image_id"], test["lang"], test["cap_idx"])]
+    order = [i for lang in jm.text_langs for i in np.flatnonzero(test["lang"].to_numpy() == lang)]
+    return Index(
+        ids=[ids[i] for i in order],
+        embeddings=torch.cat(vectors),
+        paths=[""] * len(ids),
+        texts=[str(test["text"].iloc[i]) for i in order],
+    )
+
+
+def _embed_sentences(jm: JointQueryModel, texts: list[str], lang: str) -> torch.Tensor:
+    """Sentences of one written language → ``(S, D)`` (unit norm where the model scores cosines)."""
+    assert jm.vocab is not None
+    ids = [jm.vocab.encode(t, lang, jm.max_len) for t in texts]
+    lengths = torch.tensor([len(x) for x in ids], dtype=torch.long)
+    tokens = torch.zeros((len(ids), int(lengths.max())), dtype=torch.long)
+    for row, x in enumerate(ids):
+        tokens[row, : len(x)] = torch.tensor(x, dtype=torch.long)
+    out = jm.model.embed_text(lang, tokens, lengths)
+    return nn.functional.normalize(out, dim=-1) if jm.normalize else out
+
+
+@torch.no_grad()
+def embed_joint_text(jm: JointQueryModel, text: str, lang: str) -> torch.Tensor:
+    """One sentence in one of a joint model's written languages → ``(D,)``."""
+    if not text.strip():
+        raise InputError("--text", "empty query")
+    if lang not in jm.text_langs:
+        raise InputError("--lang", f"the model reads {', '.join(jm.text_langs) or 'no language'}, not {lang!r}")
+    assert jm.vocab is not None
+    unknown = jm.vocab.stoi[(lang, "<unk>")]
+    if all(i == unknown for i in jm.vocab.encode(text, lang, jm.max_len)):
+        raise InputError("--text", f"no word of the query is in the model's {lang} vocabulary")
+    return _embed_sentences(jm, [text], lang)[0]
+
+
+@torch.no_grad()
 def embed_audio(sm: SpokenModel, path: str | Path, lang: str) -> torch.Tensor:
     """One spoken query → ``(J,)``: its log-Mel features (thesis §2.4.2.1) cut to the training's cap for
     ``lang``, through that language's audio encoder."""
@@ -326,3 +408,15 @@ def top_k(query: torch.Tensor, index: Index, k: int) -> list[Hit]:
         Hit(rank=r + 1, id=index.ids[i], score=float(s), path=index.paths[i], text=index.texts[i], audio=index.audio[i])
         for r, (s, i) in enumerate(zip(best.values.tolist(), best.indices.tolist()))
     ]
+
+
+def test_captions_of(jm: JointQueryModel) -> Index:
+    """A joint model's written and spoken test captions in one index (the candidates of an image query)."""
+    parts = ([test_written_captions(jm)] if jm.text_langs else []) + ([test_utterances(jm)] if jm.langs else [])
+    return Index(
+        ids=[i for p in parts for i in p.ids],
+        embeddings=torch.cat([p.embeddings for p in parts]),
+        paths=[x for p in parts for x in p.paths],
+        texts=[x for p in parts for x in p.texts],
+        audio=[x for p in parts for x in p.audio],
+    )

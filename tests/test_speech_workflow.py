@@ -170,6 +170,7 @@ def test_tiny_speech_workflow_writes_the_six_thesis_tables(tmp_path):
     again = snakemake(tmp_path, "--cores", "2", "-n")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
     _polyvse_query_searches_a_speech_model(tmp_path, utterances)
+    _polyvse_query_searches_a_joint_model(tmp_path, utterances)
 
 
 def _any_to_any_table(workdir: Path) -> None:
@@ -237,6 +238,45 @@ def _polyvse_query_searches_a_speech_model(workdir: Path, utterances: pd.DataFra
     }
     for args, message in bad.items():
         run = query(*args)
+        assert run.returncode == 2 and message in run.stderr and len(run.stderr.strip().splitlines()) == 1, (
+            args,
+            run.stderr,
+        )
+
+
+def _polyvse_query_searches_a_joint_model(workdir: Path, utterances: pd.DataFrame) -> None:
+    """`polyvse query` against the tiny run's joint model: a written and a spoken query find test images, an image
+    finds written and spoken captions; a language the model lacks, or speech to the text-only model, is one line
+    and exit status 2."""
+    import json
+
+    test = utterances[utterances["split"] == "test"]
+    captions = pd.read_parquet(workdir / "results/spoken/captions.parquet")
+    sentence = captions[(captions["split"] == "test") & (captions["lang"] == "hi")]["text"].iloc[0]
+    wav = workdir / "results/spoken" / test[test["lang"] == "ja"]["path"].iloc[0]
+    image = workdir / "results/spoken" / pd.read_parquet(workdir / "results/spoken/images.parquet")["path"].iloc[-1]
+
+    def query(model: str, *args: str) -> subprocess.CompletedProcess:
+        cli = str(Path(sys.executable).with_name("polyvse"))
+        model_dir = str(workdir / "results/spoken/joint" / model)
+        return subprocess.run([cli, "query", model_dir, *args], cwd=workdir, capture_output=True, text=True)
+
+    for args in (("--text", sentence, "--lang", "hi"), ("--audio", str(wav), "--lang", "ja")):
+        run = query("joint", *args, "-k", "4", "--json")
+        assert run.returncode == 0, run.stderr
+        hits = json.loads(run.stdout)["results"]
+        assert {h["id"] for h in hits} == set(test["image_id"]) and all(Path(h["path"]).is_file() for h in hits)
+    heard = query("joint", "--image", str(image), "-k", "24", "--json")  # 4 test images x (3 written + 3 spoken)
+    assert heard.returncode == 0, heard.stderr
+    found = json.loads(heard.stdout)["results"]
+    assert len(found) == 24 and sum(bool(h["audio"]) for h in found) == 12
+    assert {h["text"] for h in found if not h["audio"]} <= set(captions["text"])
+    bad = {
+        ("joint", "--text", sentence, "--lang", "de"): "the model reads en, hi, ja, not 'de'",
+        ("joint_text", "--audio", str(wav), "--lang", "ja"): "written captions only",
+    }
+    for (model, *args), message in bad.items():
+        run = query(model, *args)
         assert run.returncode == 2 and message in run.stderr and len(run.stderr.strip().splitlines()) == 1, (
             args,
             run.stderr,

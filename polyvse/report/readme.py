@@ -165,6 +165,7 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "table1": lambda s: _read(s, "table1.md"),
     "speech_summary": lambda s: speech_summary(s, SPEECH_TABLES),
     "mlmme_table1": lambda s: _read(s, "mlmme_table1.md"),
+    "any_to_any": lambda s: _read(s, "any_to_any.md"),
     "data_stats": lambda s: _read(s, "data_stats.md"),
     "benchmarks": benchmarks_summary,
 }

@@ -15,10 +15,10 @@ shared :func:`polyvse.train.loop.run_epochs`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -90,6 +90,76 @@ def model_from_saved(saved: Mapping[str, Any]) -> GroundedSpeechModel:
     return model
 
 
+class MultiviewData(Protocol):
+    """A split's datapoints as the thesis' training reads them (:class:`ViewSet`, or the joint family's views)."""
+
+    def __len__(self) -> int: ...
+
+    def batches(self, batch_size: int, rng: np.random.Generator | None = None) -> Iterator[np.ndarray]: ...
+
+    def batch(self, index: np.ndarray, features: Tensor, device: torch.device | str) -> dict[str, Any]: ...
+
+
+def fit_multiview(
+    model: torch.nn.Module,
+    train: MultiviewData,
+    features: Tensor,
+    training: Mapping[str, Any],
+    validate: Callable[[torch.nn.Module], Mapping[str, float]],
+    *,
+    seed: int,
+    checkpoint_dir: Path,
+    run_id: str,
+    device: torch.device,
+    progress: bool = True,
+) -> FitResult:
+    """The thesis' optimisation (§3.1.2) of a model whose ``views(batch)`` returns its K views: the
+    objective and multiview framework of ``training``, Adam with the warm-up and step decay, the
+    attention layers at their own rate, after every epoch ``validate`` (its ``val_recall`` picks the
+    best epoch), checkpoints and resumption by :func:`polyvse.train.loop.run_epochs`. Shared by the
+    speech family and the joint one (:mod:`polyvse.train.joint`)."""
+    tr = training
+    objective = make_objective(tr["loss"], **(tr.get("loss_options") or {})).to(device)
+    optimiser = make_adam(
+        parameter_groups(model, tr["lr"], tr.get("attention_lr")), lr=tr["lr"], weight_decay=tr["weight_decay"]
+    )
+    batch_size = int(tr["batch_size"])
+    n_batches = steps_per_epoch(len(train), batch_size)
+    if n_batches == 0:
+        raise ValueError(f"{len(train)} training datapoints: need at least 2 to contrast")
+    scheduler = warmup_step_decay_scheduler(
+        optimiser, n_batches * int(tr["epochs"]), tr["warmup_fraction"], tr["decay"], tr["decay_every"]
+    )
+
+    def batches(rng: np.random.Generator) -> Iterator[dict[str, Any]]:
+        for index in train.batches(batch_size, rng):
+            if len(index) >= 2:
+                yield train.batch(index, features, device)
+
+    def step(batch: dict[str, Any]) -> dict[str, Tensor]:
+        return {"loss": multiview_loss(tr["framework"], model.views(batch), objective)}
+
+    return run_epochs(
+        model,
+        optimiser,
+        batches,
+        n_batches,
+        step,
+        validate,
+        epochs=int(tr["epochs"]),
+        seed=seed,
+        checkpoint_dir=checkpoint_dir,
+        run_id=run_id,
+        device=device,
+        grad_clip=tr["grad_clip"],
+        scheduler=scheduler,
+        after_step=lambda: step_objective(objective),
+        stateful={"objective": objective},
+        score_name="val_recall",
+        progress=progress,
+    )
+
+
 def train_speech(
     train: ViewSet,
     val: ViewSet,
@@ -109,26 +179,7 @@ def train_speech(
     train = train.truncated(tr["truncate_fraction"])
     feats = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32))
     model = build_speech_model(settings["model"], train.langs, feats.shape[1]).to(device)
-    objective = make_objective(tr["loss"], **(tr.get("loss_options") or {})).to(device)
-    optimiser = make_adam(
-        parameter_groups(model, tr["lr"], tr.get("attention_lr")), lr=tr["lr"], weight_decay=tr["weight_decay"]
-    )
-    batch_size = int(tr["batch_size"])
-    n_batches = steps_per_epoch(len(train), batch_size)
-    if n_batches == 0:
-        raise ValueError(f"{len(train)} training datapoints: need at least 2 to contrast")
-    scheduler = warmup_step_decay_scheduler(
-        optimiser, n_batches * int(tr["epochs"]), tr["warmup_fraction"], tr["decay"], tr["decay_every"]
-    )
     normalize = retrieval_normalizes(tr["loss"], tr.get("loss_options") or {})
-
-    def batches(rng: np.random.Generator) -> Iterator[dict[str, object]]:
-        for index in train.batches(batch_size, rng):
-            if len(index) >= 2:
-                yield train.batch(index, feats, device)
-
-    def step(batch: dict[str, object]) -> dict[str, Tensor]:
-        return {"loss": multiview_loss(tr["framework"], model.views(batch), objective)}
 
     def validate(m: torch.nn.Module) -> dict[str, float]:
         return retrieval_scores(evaluate_views(model, val, feats, normalize, tr["eval_batch_size"], device))
@@ -144,29 +195,22 @@ def train_speech(
         "+".join(train.langs),
         len(val),
         model.parameter_count(),
-        n_batches * int(tr["epochs"]),
-        batch_size,
+        steps_per_epoch(len(train), int(tr["batch_size"])) * int(tr["epochs"]),
+        int(tr["batch_size"]),
         train.max_frames,
         device,
         threads,
     )
-    result = run_epochs(
+    result = fit_multiview(
         model,
-        optimiser,
-        batches,
-        n_batches,
-        step,
+        train,
+        feats,
+        tr,
         validate,
-        epochs=int(tr["epochs"]),
         seed=seed,
         checkpoint_dir=checkpoint_dir,
         run_id=run_id,
         device=device,
-        grad_clip=tr["grad_clip"],
-        scheduler=scheduler,
-        after_step=lambda: step_objective(objective),
-        stateful={"objective": objective},
-        score_name="val_recall",
         progress=progress,
     )
     model.load_state_dict(result.best_state)

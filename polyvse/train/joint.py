@@ -27,13 +27,9 @@ from torch import Tensor
 from polyvse.models.joint import JointModel, build_joint_model
 from polyvse.speech.data import ViewSet
 from polyvse.speech.evaluate import ordered_pair_retrieval
-from polyvse.speech.model import parameter_groups
-from polyvse.speech.multiview import multiview_loss
-from polyvse.speech.objectives import make_objective, step_objective
-from polyvse.speech.schedule import make_adam, warmup_step_decay_scheduler
-from polyvse.speech.train import retrieval_normalizes, steps_per_epoch
+from polyvse.speech.train import fit_multiview, retrieval_normalizes, steps_per_epoch
 from polyvse.text.vocab import Vocabulary
-from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
+from polyvse.train.loop import FitResult, fingerprint, resolve_device
 
 log = logging.getLogger(__name__)
 
@@ -247,26 +243,7 @@ def train_joint(
         len(vocab) if vocab is not None else 0,
         word_vectors,
     ).to(device)
-    objective = make_objective(tr["loss"], **(tr.get("loss_options") or {})).to(device)
-    optimiser = make_adam(
-        parameter_groups(model, tr["lr"], tr.get("attention_lr")), lr=tr["lr"], weight_decay=tr["weight_decay"]
-    )
-    batch_size = int(tr["batch_size"])
-    n_batches = steps_per_epoch(len(train), batch_size)
-    if n_batches == 0:
-        raise ValueError(f"{len(train)} training datapoints: need at least 2 to contrast")
-    scheduler = warmup_step_decay_scheduler(
-        optimiser, n_batches * int(tr["epochs"]), tr["warmup_fraction"], tr["decay"], tr["decay_every"]
-    )
     normalize = retrieval_normalizes(tr["loss"], tr.get("loss_options") or {})
-
-    def batches(rng: np.random.Generator) -> Iterator[dict[str, Any]]:
-        for index in train.batches(batch_size, rng):
-            if len(index) >= 2:
-                yield train.batch(index, feats, device)
-
-    def step(batch: dict[str, Any]) -> dict[str, Tensor]:
-        return {"loss": multiview_loss(tr["framework"], model.views(batch), objective)}
 
     def validate(m: torch.nn.Module) -> dict[str, float]:
         table = ordered_pair_retrieval(
@@ -285,28 +262,21 @@ def train_joint(
         len(train),
         len(val),
         model.parameter_count(),
-        n_batches * int(tr["epochs"]),
-        batch_size,
+        steps_per_epoch(len(train), int(tr["batch_size"])) * int(tr["epochs"]),
+        int(tr["batch_size"]),
         device,
         threads,
     )
-    result = run_epochs(
+    result = fit_multiview(
         model,
-        optimiser,
-        batches,
-        n_batches,
-        step,
+        train,
+        feats,
+        tr,
         validate,
-        epochs=int(tr["epochs"]),
         seed=seed,
         checkpoint_dir=checkpoint_dir,
         run_id=run_id,
         device=device,
-        grad_clip=tr["grad_clip"],
-        scheduler=scheduler,
-        after_step=lambda: step_objective(objective),
-        stateful={"objective": objective},
-        score_name="val_recall",
         progress=progress,
     )
     model.load_state_dict(result.best_state)
