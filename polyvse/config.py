@@ -156,43 +156,6 @@ def word_variants(config: Mapping) -> list[str]:
     return [name for name, v in config.get("variants", {}).items() if v["model"] != JOINT_FAMILY]
 
 
-def joint_variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
-    """Everything one joint training depends on: ``speech.model`` + ``models.joint`` and
-    ``speech.training``, merged with the variant's overrides; its languages and dataset."""
-    v = config["variants"][variant]
-    speech = config.get("speech", {})
-    options = dict(v.get("model_options") or {})
-    joint = copy.deepcopy(dict(config.get("models", {}).get(JOINT_FAMILY, {})))
-    model = copy.deepcopy(dict(speech.get("model", {})))
-    model.update({k: val for k, val in options.items() if k in model})
-    joint.update({k: val for k, val in options.items() if k in joint})
-    model["text"] = joint
-    training = copy.deepcopy(dict(speech.get("training", {})))
-    training.update(copy.deepcopy(dict(v.get("training_options") or {})))
-    return {
-        "dataset": v["dataset"],
-        "text_langs": list(v["train_langs"]),
-        "speech_langs": list(v.get("speech_langs") or []),
-        "model": model,
-        "training": training,
-        "text": dict(config.get("text", {})),
-        "cap_idx": int((speech.get("tts") or {}).get("cap_idx", 0)),
-        "seed": variant_seed(config, v),
-    }
-
-
-def any_to_any_models(config: Mapping, report: str) -> list[tuple[str, str, str]]:
-    """(row name, kind, model) of an any_to_any report: kind ``joint`` (a joint variant) or ``speech``
-    (a variant of speech.variants)."""
-    out = []
-    for row in config["reports"][report]["rows"]:
-        if row.get("speech_variant"):
-            out.append((row["name"], "speech", row["speech_variant"]))
-        else:
-            out.append((row["name"], "joint", row["variant"]))
-    return out
-
-
 def figure_sources(config: Mapping, figure: str) -> list[tuple[str, str]]:
     """(variant, protocol) evaluations a figure reads, without repeats."""
     fig = config["figures"][figure]
@@ -381,8 +344,7 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
             if lang not in langs:
                 raise ConfigError(f"variants.{name}", f"language {lang!r} is not in datasets.{v['dataset']}.langs")
         if v["model"] == JOINT_FAMILY:
-            _check_joint(config, name, schema)
-            continue
+            continue  # its family checks it (polyvse.train.joint_settings)
         if v.get("speech_langs"):
             raise ConfigError(f"variants.{name}.speech_langs", f"model {v['model']} reads no speech; only joint does")
         family = config.get("models", {}).get(v["model"], {})
@@ -408,8 +370,7 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
                     f"reports.{name}.{'datasets' if layout == 'mule_mt' else 'dataset'}", f"unknown dataset {ds!r}"
                 )
         if layout == "any_to_any":
-            _check_any_to_any(config, name)
-            continue
+            continue  # polyvse.train.joint_settings checks it
         for i, row in enumerate(rep["rows"]):
             key = f"reports.{name}.rows[{i}]"
             given = [k for k in ("variant", "per_language", "per_dataset") if row.get(k)]
@@ -678,102 +639,3 @@ def _check_speech(config: Mapping, schema: Mapping | None) -> None:
                 raise ConfigError(f"datasets.{name}.places_speech.utterances", "adapter places_speech needs the list")
             if not Path(listed).is_file():
                 raise ConfigError(f"datasets.{name}.places_speech.utterances", f"file {listed} does not exist")
-
-
-# ----------------------------------------------------------------------------- joint text + speech + image
-
-
-def _check_joint(config: Mapping, name: str, schema: Mapping | None) -> None:
-    """A joint variant: a dataset with written captions and, for spoken languages, utterances
-    (synthetic profile all); overrides that name settings of models.joint, speech.model or
-    speech.training, valid against their schema; a loss's own options."""
-    v, key = config["variants"][name], f"variants.{name}"
-    ds_name = v["dataset"]
-    ds = config["datasets"][ds_name]
-    if v.get("captions", "human") != "human" or v.get("eval_langs") or any((v.get("vocabulary") or {}).values()):
-        raise ConfigError(
-            key, "a joint model trains on human captions of its languages (no captions, eval_langs, vocabulary)"
-        )
-    if v.get("speech_langs"):
-        if ds["adapter"] != "synthetic":
-            raise ConfigError(
-                f"{key}.dataset",
-                f"dataset {ds_name!r} has adapter {ds['adapter']!r}: a joint model with speech_langs needs "
-                "a written and a spoken caption of every image (adapter synthetic, profile all)",
-            )
-        if ds["synthetic"]["profile"] != "all":
-            raise ConfigError(
-                f"datasets.{ds_name}.synthetic.profile",
-                f"joint variant {name} hears this dataset: a speech dataset needs profile all "
-                "(a caption per image in every language)",
-            )
-    human = human_langs(config, ds_name)
-    written = [l for l in v["train_langs"] if l not in human]
-    if written:
-        raise ConfigError(f"{key}.train_langs", f"dataset {ds_name!r} has no human captions in {written}")
-    speech = config.get("speech", {})
-    joint = config.get("models", {}).get(JOINT_FAMILY, {})
-    for opt in v.get("model_options") or {}:
-        if opt not in joint and opt not in speech.get("model", {}):
-            raise ConfigError(f"{key}.model_options.{opt}", "not a setting of models.joint or speech.model")
-    for opt in v.get("training_options") or {}:
-        if opt not in speech.get("training", {}):
-            raise ConfigError(f"{key}.training_options.{opt}", "not a setting of speech.training")
-    settings = joint_variant_settings(config, name)
-    if schema is not None:
-        import jsonschema
-
-        defs = schema.get("$defs", {})
-        parts = {
-            "model_options": ("speech_model", {k: x for k, x in settings["model"].items() if k != "text"}),
-            "training_options": ("speech_training", settings["training"]),
-        }
-        for part, (ref, value) in parts.items():
-            error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(defs[ref]).iter_errors(value))
-            if error is not None:
-                where = ".".join(str(p) for p in error.absolute_path)
-                raise ConfigError(f"{key}.{part}" + (f".{where}" if where else ""), error.message)
-    tr = settings["training"]
-    for opt in tr.get("loss_options") or {}:
-        if opt not in SPEECH_LOSS_OPTIONS[tr["loss"]]:
-            raise ConfigError(
-                f"{key}.training_options.loss_options.{opt}",
-                f"loss {tr['loss']} takes {', '.join(sorted(SPEECH_LOSS_OPTIONS[tr['loss']]))}",
-            )
-    text = settings["model"]["text"]
-    ft_dim = (config.get("fasttext") or {}).get("dim", 300)
-    if text["word_vectors"] == "fasttext" and int(text["word_dim"]) != int(ft_dim):
-        raise ConfigError(
-            f"{key}.model_options.word_dim", f"word_vectors fasttext needs word_dim = fasttext.dim ({ft_dim})"
-        )
-
-
-def _check_any_to_any(config: Mapping, report: str) -> None:
-    """An any_to_any report: its first row a joint variant, every row a joint variant or a speech
-    variant, all of the report's dataset."""
-    rep, key = config["reports"][report], f"reports.{report}"
-    variants, speech = config.get("variants", {}), (config.get("speech") or {}).get("variants") or {}
-    if not rep["rows"]:
-        raise ConfigError(f"{key}.rows", "an any_to_any report compares at least one joint model")
-    for i, row in enumerate(rep["rows"]):
-        where = f"{key}.rows[{i}]"
-        given = [k for k in ("variant", "speech_variant", "per_language", "per_dataset") if row.get(k)]
-        if len(given) != 1 or given[0] not in ("variant", "speech_variant"):
-            raise ConfigError(where, "an any_to_any row gives exactly one of variant (joint) or speech_variant")
-        if row.get("protocol", "direct") != "direct":
-            raise ConfigError(f"{where}.protocol", "an any_to_any row tests its model directly")
-        if row.get("speech_variant"):
-            if i == 0:
-                raise ConfigError(where, "the first row of an any_to_any report is the joint model")
-            if row["speech_variant"] not in speech:
-                raise ConfigError(f"{where}.speech_variant", f"unknown speech variant {row['speech_variant']!r}")
-            ds = speech_variant_dataset(config, row["speech_variant"])
-        else:
-            ref = row["variant"]
-            if ref not in variants:
-                raise ConfigError(f"{where}.variant", f"unknown variant {ref!r}")
-            if variants[ref]["model"] != JOINT_FAMILY:
-                raise ConfigError(f"{where}.variant", f"variant {ref!r} is not a joint model")
-            ds = variants[ref]["dataset"]
-        if ds != rep["dataset"]:
-            raise ConfigError(where, f"its model is trained on {ds!r}, the report's dataset is {rep['dataset']!r}")

@@ -11,7 +11,6 @@ from polyvse.config import (
     ConfigError,
     check_config,
     figure_sources,
-    joint_variant_settings,
     word_variants,
     pretrain_settings,
     needs_translations,
@@ -37,6 +36,7 @@ from polyvse.translate.quality import mt_datasets
 from polyvse.runlock import claim_directory, release_directory
 from polyvse.stopping import stop_jobs_on_signals
 from polyvse.train.families import variant_needs
+from polyvse.train.joint_settings import check_joint_config, joint_variant_settings
 from polyvse.train.mlmme_runs import check_mlmme_config
 from polyvse.train.translator_runs import check_translator_config, needs_source_model
 
@@ -51,6 +51,7 @@ try:
         raise _violation
     validate(config, "../config/schema.yaml")
     check_config(config, _SCHEMA)
+    check_joint_config(config, _SCHEMA)
     if "mlmme_table1" in config["extra_reports"]:
         check_mlmme_config(config)
     if "translator_curve" in config["extra_reports"]:

@@ -12,12 +12,13 @@ import pytest
 import torch
 import yaml
 
-from polyvse.config import ConfigError, check_config, joint_variant_settings
+from polyvse.config import ConfigError, check_config
 from polyvse.models.joint import build_joint_model
 from polyvse.speech.data import view_set
 from polyvse.speech.evaluate import ordered_from_view_pairs, ordered_pair_retrieval, pair_retrieval
 from polyvse.speech.store import open_store, write_store
 from polyvse.text.vocab import Vocabulary
+from polyvse.train.joint_settings import check_joint_config, joint_variant_settings
 from polyvse.train.joint import embed_joint_views, joint_model_from_saved, joint_views, spoken_captions, train_joint
 
 REPO = Path(__file__).resolve().parents[1]
@@ -296,9 +297,11 @@ def test_default_joint_settings_merge_speech_and_text_settings():
     ],
 )
 def test_joint_config_errors_name_their_key(change, key):
-    config = _default()
-    check_config(config)  # the default is valid
+    config, schema = _default(), yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
+    check_config(config, schema)  # the default is valid
+    check_joint_config(config, schema)
     change(config)
     with pytest.raises(ConfigError) as err:
-        check_config(config, yaml.safe_load((REPO / "config" / "schema.yaml").read_text()))
+        check_config(config, schema)  # the text families' checks first, as the workflow runs them
+        check_joint_config(config, schema)
     assert key in str(err.value)

@@ -226,7 +226,7 @@ def train_joint(
     threads: int = 1,
     progress: bool = True,
 ) -> TrainedJointModel:
-    """Train one joint variant. ``settings``: ``polyvse.config.joint_variant_settings``;
+    """Train one joint variant. ``settings``: ``polyvse.train.joint_settings.joint_variant_settings``;
     ``features`` ``(N_images, F)`` indexed by the views' ``image_rows``; ``word_vectors``
     ``(len(vocab), word_dim)`` initial word embeddings or None (random)."""
     torch.set_num_threads(max(1, int(threads)))  # the job's threads: no oversubscription beside other jobs
