@@ -18,44 +18,17 @@ from polyvse.speech.data import view_set
 from polyvse.speech.evaluate import ordered_from_view_pairs, ordered_pair_retrieval, pair_retrieval
 from polyvse.speech.store import open_store, write_store
 from polyvse.text.vocab import Vocabulary
-from polyvse.train.joint_settings import check_joint_config, joint_variant_settings
 from polyvse.train.joint import embed_joint_views, joint_model_from_saved, joint_views, spoken_captions, train_joint
+from polyvse.train.joint_settings import check_joint_config, joint_variant_settings
+
+# the speech tests' tiny audio encoders and their training settings (tests/ is on the path under pytest)
+from test_speech_pipeline import SMALL_MODEL as SPEECH_MODEL
+from test_speech_pipeline import TRAINING as SPEECH_TRAINING
 
 REPO = Path(__file__).resolve().parents[1]
 LANGS = ["en", "hi", "ja"]
-SPEECH_MODEL = {
-    "widths": [8, 8, 8],
-    "kernel": 3,
-    "convs_per_stage": 2,
-    "convs_per_residual": 2,
-    "pooling": "avg",
-    "length_rule": "strides",
-    "heads": 2,
-    "dropout": 0.1,
-    "use_cls": True,
-    "ff_dim": 16,
-    "internal_attention": False,
-    "sharing": "none",
-    "lang_dim": 4,
-}
 TEXT = {"word_dim": 6, "universal_dim": 8, "gru_hidden": 8, "text_dropout": 0.0, "word_vectors": "random"}
-TRAINING = {
-    "epochs": 2,
-    "batch_size": 8,
-    "lr": 0.01,
-    "attention_lr": None,
-    "weight_decay": 0.0,
-    "warmup_fraction": 0.1,
-    "decay": 0.99,
-    "decay_every": 2,
-    "grad_clip": 0.0,
-    "truncate_fraction": 0.05,
-    "loss": "infonce",
-    "loss_options": {},
-    "framework": "full_graph",
-    "eval_batch_size": 5,
-    "device": "cpu",
-}
+TRAINING = {**SPEECH_TRAINING, "epochs": 2, "loss": "infonce"}
 
 
 def _captions(ids: list[str], splits: list[str]) -> pd.DataFrame:
