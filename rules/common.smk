@@ -134,6 +134,7 @@ def all_targets():
         + [f"{R}/findings.{ext}" for ext in ("tsv", "md") if active_claims(config)]  # rules/report.smk
         + [f"{R}/gallery/{report}.png" for report in gallery_reports()]  # rules/report.smk
         + [f"{R}/gallery/{report}.png" for report in speech_gallery_reports()]  # rules/speech.smk
+        + [f"{R}/gallery/{report}.png" for report in any_to_any_reports() if config["gallery"]["langs"]]  # joint.smk
     )
 
 
@@ -394,6 +395,11 @@ def joint_inputs(wildcards):
     s = joint_variant_settings(config, wildcards.variant)
     if s["dataset"] != wildcards.dataset:
         raise ValueError(f"joint variant {wildcards.variant} trains on dataset {s['dataset']}, not {wildcards.dataset}")
+    return joint_files(s)
+
+
+def joint_files(s):
+    """The files a joint variant of settings ``s`` (joint_variant_settings) reads."""
     ds = s["dataset"]
     inputs = {
         "captions": f"{R}/{ds}/captions.parquet",
@@ -408,6 +414,16 @@ def joint_inputs(wildcards):
     if s["speech_langs"]:
         inputs["utterances"] = f"{R}/{ds}/utterances.parquet"
         inputs["logmel"] = expand(f"{R}/{ds}/logmel/{{lang}}.npz", lang=s["speech_langs"])
+    return inputs
+
+
+def joint_gallery_inputs(wildcards):
+    """The report's joint model (its first row) and what a query to it reads."""
+    rep = config["reports"][wildcards.a2a_report]
+    variant = rep["rows"][0]["variant"]
+    inputs = joint_files(joint_variant_settings(config, variant))
+    inputs["model"] = f"{R}/{rep['dataset']}/joint/{variant}/model.pt"
+    inputs["images"] = f"{R}/{rep['dataset']}/images.parquet"
     return inputs
 
 

@@ -85,3 +85,30 @@ rule any_to_any:
 # a table is a few lines of pandas: no cluster submission for it
 localrules:
     any_to_any,
+
+
+rule joint_gallery:
+    """An any_to_any report's joint model answering gallery.per_lang written and spoken test captions in each
+    of its languages: each query beside its top gallery.top_k test images, the described image outlined."""
+    input:
+        unpack(joint_gallery_inputs),
+    output:
+        report(f"{R}/gallery/{{a2a_report}}.png", category="Gallery", caption="../report/gallery.rst"),
+    log:
+        "logs/gallery_{a2a_report}.log",
+    benchmark:
+        "benchmarks/joint_gallery/{a2a_report}.tsv"
+    wildcard_constraints:
+        a2a_report=names_regex(any_to_any_reports()),
+    conda:
+        "../envs/polyvse.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        per_lang=config["gallery"]["per_lang"],
+        top_k=config["gallery"]["top_k"],
+        seed=config["seed"],
+    script:
+        "../workflow_scripts/make_joint_gallery.py"

@@ -191,6 +191,13 @@ def _any_to_any_table(workdir: Path) -> None:
     assert "| text-hi | speech-hi |" in md and "Only Joint has 18 pairs (text↔speech)" in md
     epochs = pd.read_csv(workdir / "results/spoken/joint/joint/epochs.tsv", sep="\t")
     assert len(epochs) == 1 and "val_recall" in epochs.columns
+    from PIL import Image
+
+    # 4 test images: written queries of distinct images (2 en, 2 hi), then spoken ones (2 en, 2 hi)
+    with Image.open(workdir / "results/gallery/any_to_any.png") as gallery:
+        assert gallery.width == 12 + 5 * (192 + 12) and gallery.height > 8 * 192
+    log = (workdir / "logs/gallery_any_to_any.log").read_text()
+    assert "joint: 8 queries, described image in the top" in log
 
 
 def _polyvse_query_searches_a_speech_model(workdir: Path, utterances: pd.DataFrame) -> None:
