@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import glob
 import json
 import os
+import shutil
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -55,6 +58,63 @@ def current_umask() -> int:
     return _IMPORT_UMASK if mask is None else mask
 
 
+def _writer_tag() -> str:
+    """``host-pid`` of this process: the part of a temporary name that says who writes it."""
+    host = socket.gethostname().replace(".", "_").replace("-", "_") or "host"
+    return f"{host}-{os.getpid()}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_stale_temporaries(path: str | Path, suffix: str) -> list[Path]:
+    """Remove the temporary siblings of ``path`` left by writers on this host that were killed.
+
+    A SIGKILL gives a writer no chance to remove its temporary file, so the next
+    writer of ``path`` does it: names carry ``host-pid`` (see :func:`temporary_sibling`)
+    and only those of this host whose process is gone are removed; a live writer's
+    file, or one of another host sharing the filesystem, is left alone.
+    """
+    path = Path(path)
+    host = _writer_tag().rsplit("-", 1)[0]
+    removed = []
+    for old in path.parent.glob(f".{glob.escape(path.name)}.{host}-*{glob.escape(suffix)}"):
+        pid = old.name[len(f".{path.name}.{host}-") :].split(".", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        if old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink(missing_ok=True)
+        removed.append(old)
+    return removed
+
+
+def temporary_sibling(path: str | Path, suffix: str, directory: bool = False) -> Path:
+    """Create an empty temporary file (or directory) beside ``path`` and return its path.
+
+    Named ``.{name}.{host}-{pid}.{random}{suffix}``, after removing what killed
+    writers of ``path`` left (:func:`remove_stale_temporaries`): re-running a
+    killed job leaves no debris beside its outputs.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path, suffix)
+    prefix = f".{path.name}.{_writer_tag()}."
+    if directory:
+        return Path(tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=path.parent))
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
+    os.close(fd)
+    return Path(tmp)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` on success.
@@ -63,12 +123,7 @@ def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
     that dispatch on the extension (numpy, torch, PIL) keep working.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=suffix or "".join(path.suffixes) or ".tmp", dir=path.parent
-    )
-    os.close(fd)
-    tmp_path = Path(tmp)
+    tmp_path = temporary_sibling(path, suffix or "".join(path.suffixes) or ".tmp")
     # mkstemp makes 0600 files; outputs get the ordinary permissions the umask allows
     os.chmod(tmp_path, 0o666 & ~current_umask())
     try:

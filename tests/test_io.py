@@ -1,15 +1,20 @@
-"""Atomic writes keep the umask's permissions without touching the umask; checkpoints
-hold plain data and load with weights_only=True."""
+"""Atomic writes keep the umask's permissions without touching the umask and leave
+no debris after a killed writer; checkpoints hold plain data and load with
+weights_only=True."""
 
 from __future__ import annotations
 
 import os
 import pickle
+import signal
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -97,3 +102,41 @@ def test_a_pickle_of_arbitrary_objects_is_not_loaded(tmp_path):
         io.load_torch(path)
     assert caught.value.where == str(path) and "weights_only=True" in str(caught.value)
     assert isinstance(caught.value.__cause__, pickle.UnpicklingError)
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(done.stdout)
+
+
+def test_a_write_removes_what_a_killed_writer_of_the_same_path_left(tmp_path):
+    out = tmp_path / "references.parquet"
+    tag = io._writer_tag().rsplit("-", 1)[0]
+    killed = tmp_path / f".references.parquet.{tag}-{_dead_pid()}.abc123.parquet"
+    killed.write_bytes(b"half a parquet")
+    live = tmp_path / f".references.parquet.{tag}-{os.getpid()}.def456.parquet"
+    live.write_bytes(b"another writer, still at work")
+    other_host = tmp_path / f".references.parquet.elsewhere-{_dead_pid()}.ghi789.parquet"
+    other_host.write_bytes(b"a writer on another node of a shared filesystem")
+    io.write_parquet(pd.DataFrame({"a": [1]}), out)
+    assert not killed.exists()
+    assert live.exists() and other_host.exists()
+    assert pd.read_parquet(out)["a"].tolist() == [1]
+
+
+def test_a_writer_killed_mid_write_leaves_nothing_after_the_next_write(tmp_path):
+    out = tmp_path / "table.tsv"
+    code = (
+        "import os, signal, sys\n"
+        "from polyvse.io import atomic_path\n"
+        "with atomic_path(sys.argv[1]) as tmp:\n"
+        "    tmp.write_text('partial')\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", code, str(out)])
+    assert killed.returncode == -signal.SIGKILL
+    assert not out.exists() and len(list(tmp_path.glob(".table.tsv.*"))) == 1
+    io.write_text("whole\n", out)
+    assert out.read_text() == "whole\n"
+    assert list(tmp_path.iterdir()) == [out]

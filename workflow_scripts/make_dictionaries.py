@@ -1,9 +1,9 @@
 """Rule dictionaries: MUSE-format en-xx / xx-en dictionaries of the synthetic languages."""
 
 import shutil
-import tempfile
 from pathlib import Path
 
+from polyvse.io import temporary_sibling
 from polyvse.logs import job_log
 
 with job_log(snakemake.log[0], "dictionaries") as log:
@@ -15,7 +15,7 @@ with job_log(snakemake.log[0], "dictionaries") as log:
     from polyvse.data.synthetic import write_dictionaries
 
     out = Path(snakemake.output[0])
-    tmp = Path(tempfile.mkdtemp(prefix=".dictionaries.", dir=out.parent))
+    tmp = temporary_sibling(out, ".partial", directory=True)
     try:
         paths = write_dictionaries(tmp, snakemake.params.langs, snakemake.params.lexicon)  # the captions' lexicon
         tmp.rename(out)

@@ -30,7 +30,6 @@ import json
 import multiprocessing
 import os
 import struct
-import tempfile
 import time
 import zipfile
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from polyvse.errors import InputError
-from polyvse.io import atomic_path
+from polyvse.io import atomic_path, temporary_sibling
 
 N_MELS = 40
 _ALIGN = 64
@@ -110,9 +109,8 @@ class StoreWriter:
         self.meta = dict(meta or {})
         self.keys: list[str] = []
         self.lengths: list[int] = []
-        fd, raw = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".frames", dir=self.path.parent)
-        self._raw_path = Path(raw)
-        self._raw = os.fdopen(fd, "wb")
+        self._raw_path = temporary_sibling(self.path, ".frames")
+        self._raw = open(self._raw_path, "wb")
         self._closed = False
 
     def add(self, key: str, frames: np.ndarray) -> None:
