@@ -28,7 +28,6 @@ from __future__ import annotations
 import io
 import json
 import multiprocessing
-import os
 import struct
 import time
 import zipfile
