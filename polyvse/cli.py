@@ -1,4 +1,5 @@
-"""The ``polyvse`` command: ``polyvse query`` searches a trained model (polyvse.query)."""
+"""The ``polyvse`` command: ``polyvse query`` searches a trained model (polyvse.query);
+``polyvse migrate-config`` rewrites a config of the earlier dialect (polyvse.config_migration)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,36 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("-k", type=int, default=5, help="how many results (default 5)")
     q.add_argument("--json", action="store_true", help="print the results as JSON")
     q.add_argument("--sheet", type=Path, help="draw the query and its results into this PNG")
+    m = sub.add_parser(
+        "migrate-config",
+        help="rewrite a config of the earlier dialect (speech.variants, extra_reports, ...) into the present one",
+        description="Print (or write) the config in the present dialect: speech, MLMME and Translator models as "
+        "variants: entries, their tables as reports: entries. YAML comments are not kept.",
+    )
+    m.add_argument("config", type=Path, help="the config file")
+    m.add_argument("-o", "--output", type=Path, help="write here instead of printing (may be the input file)")
     return parser
+
+
+def migrate_config(args: argparse.Namespace) -> int:
+    import yaml
+
+    from polyvse.config_migration import migrate
+
+    try:
+        config = yaml.safe_load(args.config.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise InputError(str(args.config), f"cannot read it as YAML ({err})") from None
+    if not isinstance(config, dict):
+        raise InputError(str(args.config), "the top level is not a mapping of keys")
+    text = yaml.safe_dump(migrate(config), sort_keys=False, allow_unicode=True, width=110)
+    if args.output:
+        from polyvse.io import write_text
+
+        write_text(text, args.output)
+    else:
+        sys.stdout.write(text)
+    return 0
 
 
 def query(args: argparse.Namespace) -> int:
@@ -96,7 +126,7 @@ def query(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return query(args)
+        return migrate_config(args) if args.command == "migrate-config" else query(args)
     except InputError as err:
         print(f"polyvse: {err}", file=sys.stderr)
         return 2

@@ -50,11 +50,9 @@ _NAME_RULES = {
 NAMED_SECTIONS = {
     "datasets": WILDCARD_NAME_PATTERN,
     "variants": WILDCARD_NAME_PATTERN,
-    "speech.variants": WILDCARD_NAME_PATTERN,
     "pretrain": NAME_PATTERN,
     "reports": NAME_PATTERN,
     "figures": NAME_PATTERN,
-    "speech.reports": NAME_PATTERN,
 }
 """Config sections whose keys are names that become paths, and the pattern of each."""
 
@@ -103,7 +101,7 @@ def needs_translations(config: Mapping, variant: str, protocol: str = "direct") 
 
 def variant_eval_langs(config: Mapping, variant: str) -> list[str]:
     v = config["variants"][variant]
-    return list(v.get("eval_langs") or v["train_langs"])
+    return list(v.get("eval_langs") or v["train_langs"] or [])
 
 
 def variant_seed(config: Mapping, variant: Mapping) -> int:
@@ -142,18 +140,63 @@ def pretrain_settings(config: Mapping, name: str, dataset: str) -> dict[str, Any
     return settings
 
 
+WORD_FAMILIES = ("embn", "parallel_embn", "mule", "la", "hem", "smalr", "liwe")
+"""The text families of SMALR and MULE (polyvse.models): trained by rules/train.smk, tested by
+rules/evaluate.smk, shown by reports of layout smalr, mule and mule_mt."""
+
 JOINT_FAMILY = "joint"
-"""The family whose variants embed written and spoken captions and images (polyvse.models.joint):
-trained by rules/joint.smk, not by the word-model rules."""
+"""Written and spoken captions and images in one space (polyvse.models.joint): rules/joint.smk."""
+
+SPEECH_FAMILY = "speech"
+"""The grounded-speech thesis' audio encoders (polyvse.speech): rules/speech.smk."""
+
+MLMME_FAMILY = "mlmme"
+"""Calixto et al. 2017's sweep, VSE per language and MLMME per β (polyvse.train.mlmme_runs): rules/mlmme.smk."""
+
+TRANSLATOR_FAMILY = "translator"
+"""The Translator poster's curve (polyvse.train.translator_runs): rules/translator.smk."""
+
+WORD_LAYOUTS = ("smalr", "mule", "mule_mt")
+"""Report layouts of word models (polyvse.report.tables); every other layout belongs to one family."""
+
+LAYOUT_FAMILIES = {
+    "any_to_any": (JOINT_FAMILY, SPEECH_FAMILY),
+    "speech": (SPEECH_FAMILY,),
+    "mlmme": (MLMME_FAMILY,),
+    "translator_curve": (TRANSLATOR_FAMILY,),
+    **{layout: WORD_FAMILIES for layout in WORD_LAYOUTS},
+}
+"""The families whose variants a report of each layout reads."""
+
+
+def report_extensions(layout: str) -> tuple[str, ...]:
+    """The files a report of ``layout`` writes as results/{name}.{ext}: a table and its rendering."""
+    return ("tsv", "png") if layout == "translator_curve" else ("tsv", "md")
 
 
 def is_joint(config: Mapping, variant: str) -> bool:
     return config["variants"][variant]["model"] == JOINT_FAMILY
 
 
+def family_variants(config: Mapping, *families: str) -> list[str]:
+    """The variants of ``families``, in config order."""
+    return [name for name, v in (config.get("variants") or {}).items() if v["model"] in families]
+
+
 def word_variants(config: Mapping) -> list[str]:
-    """The variants of the text (word and character) families: every variant but the joint ones."""
-    return [name for name, v in config.get("variants", {}).items() if v["model"] != JOINT_FAMILY]
+    """The variants of the text (word and character) families."""
+    return family_variants(config, *WORD_FAMILIES)
+
+
+def layout_reports(config: Mapping, *layouts: str) -> list[str]:
+    """The reports of ``layouts``, in config order."""
+    return [name for name, rep in (config.get("reports") or {}).items() if rep.get("layout", "smalr") in layouts]
+
+
+def report_row_variants(config: Mapping, report: str) -> list[str]:
+    """The variants named by a report's rows through ``variant`` (speech, mlmme, translator_curve,
+    any_to_any rows), in row order, without repeats."""
+    return list(dict.fromkeys(row["variant"] for row in config["reports"][report]["rows"] if row.get("variant")))
 
 
 def figure_sources(config: Mapping, figure: str) -> list[tuple[str, str]]:
@@ -194,8 +237,17 @@ def report_variants(config: Mapping, report: str) -> list[str]:
 
 
 def report_datasets(config: Mapping, report: str) -> list[str]:
+    """The datasets of a report's columns: mule_mt's list, a speech, mlmme or translator_curve
+    report's variants' (one, checked by their families), else its ``dataset``."""
     rep = config["reports"][report]
-    return list(rep["datasets"]) if rep.get("layout") == "mule_mt" else [rep["dataset"]]
+    layout = rep.get("layout", "smalr")
+    if layout == "mule_mt":
+        return list(rep["datasets"])
+    if layout in ("speech", "mlmme", "translator_curve"):
+        variants = config.get("variants") or {}
+        names = [v for v in report_row_variants(config, report) if v in variants]
+        return list(dict.fromkeys(variants[v]["dataset"] for v in names))
+    return [rep["dataset"]]
 
 
 def _section(config: Mapping, dotted: str) -> Mapping:
@@ -234,14 +286,12 @@ def output_paths(config: Mapping) -> dict[str, str]:
     out: dict[str, str] = {}
     for name in config.get("datasets") or {}:
         out[f"datasets.{name}"] = f"{r}/{name}"
+    family_dirs = {SPEECH_FAMILY: "speech", MLMME_FAMILY: "mlmme", TRANSLATOR_FAMILY: "translator"}
     for name, v in (config.get("variants") or {}).items():
-        out[f"variants.{name}"] = f"{r}/{v.get('dataset', '')}/models/{name}"
+        out[f"variants.{name}"] = f"{r}/{v.get('dataset', '')}/{family_dirs.get(v.get('model'), 'models')}/{name}"
     for name in config.get("pretrain") or {}:
         out[f"pretrain.{name}"] = f"{r}/dataset/pretrain/{name}.pt"
-    speech = config.get("speech") or {}
-    for name, v in (speech.get("variants") or {}).items():
-        out[f"speech.variants.{name}"] = f"{r}/{(v or {}).get('dataset', 'spoken')}/speech/{name}"
-    for section in ("reports", "figures", "speech.reports"):
+    for section in ("reports", "figures"):
         for name in _section(config, section):
             out[f"{section}.{name}"] = f"{r}/{name}.tsv"
     return out
@@ -268,18 +318,13 @@ def check_output_paths(config: Mapping) -> None:
 def _check_result_names(config: Mapping) -> None:
     """Tables and figures share results_dir's top level: two of one name would overwrite each other."""
     tables: dict[str, str] = {}
-    for section in ("reports", "speech.reports", "figures"):
+    for section in ("reports", "figures"):
         for name in _section(config, section):
             if name in tables:
                 raise ConfigError(
                     f"{section}.{name}", f"{tables[name]}.{name} of the same name writes results/{name}.tsv too"
                 )
             tables[name] = section
-    for name in config.get("extra_reports") or []:
-        if name in tables:
-            raise ConfigError(
-                f"{tables[name]}.{name}", f"extra_reports {name} of the same name writes results/{name}.* too"
-            )
 
 
 def check_config(config: Mapping, schema: Mapping | None = None) -> None:
@@ -340,11 +385,21 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
         if v["dataset"] not in datasets:
             raise ConfigError(f"variants.{name}.dataset", f"unknown dataset {v['dataset']!r}")
         langs = dataset_langs(config, v["dataset"])
-        for lang in list(v["train_langs"]) + list(v.get("eval_langs") or []) + list(v.get("speech_langs") or []):
+        listed = list(v.get("train_langs") or []) + list(v.get("eval_langs") or []) + list(v.get("speech_langs") or [])
+        for lang in listed:
             if lang not in langs:
                 raise ConfigError(f"variants.{name}", f"language {lang!r} is not in datasets.{v['dataset']}.langs")
-        if v["model"] == JOINT_FAMILY:
-            continue  # its family checks it (polyvse.train.joint_settings)
+        if v["model"] == SPEECH_FAMILY:
+            if v.get("train_langs"):
+                raise ConfigError(
+                    f"variants.{name}.train_langs",
+                    "a speech variant trains on every language of its dataset; leave train_langs out",
+                )
+            continue  # checked with the other speech settings (_check_speech)
+        if not v.get("train_langs"):
+            raise ConfigError(f"variants.{name}.train_langs", f"model {v['model']} needs its training languages")
+        if v["model"] in (JOINT_FAMILY, MLMME_FAMILY, TRANSLATOR_FAMILY):
+            continue  # its family checks it (polyvse.train.joint_settings, mlmme_runs, translator_runs)
         if v.get("speech_langs"):
             raise ConfigError(f"variants.{name}.speech_langs", f"model {v['model']} reads no speech; only joint does")
         family = config.get("models", {}).get(v["model"], {})
@@ -362,6 +417,7 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
                 "set training.lazy_word_updates: false",
             )
     _check_families(config)
+    _check_speech(config, schema)
     for name, rep in config.get("reports", {}).items():
         layout = rep.get("layout", "smalr")
         for ds in report_datasets(config, name):
@@ -369,8 +425,9 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
                 raise ConfigError(
                     f"reports.{name}.{'datasets' if layout == 'mule_mt' else 'dataset'}", f"unknown dataset {ds!r}"
                 )
-        if layout == "any_to_any":
-            continue  # polyvse.train.joint_settings checks it
+        if layout not in WORD_LAYOUTS:
+            _check_family_rows(config, name)
+            continue  # the family checks the rest (polyvse.train.joint_settings, mlmme_runs, translator_runs; speech here)
         for i, row in enumerate(rep["rows"]):
             key = f"reports.{name}.rows[{i}]"
             given = [k for k in ("variant", "per_language", "per_dataset") if row.get(k)]
@@ -381,13 +438,12 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
             for ds in row.get("per_dataset") or {}:
                 if ds not in report_datasets(config, name):
                     raise ConfigError(key, f"dataset {ds!r} is not one of reports.{name}.datasets")
-            if row.get("speech_variant"):
-                raise ConfigError(f"{key}.speech_variant", "only an any_to_any row names a speech variant")
             for ref, protocol in row_sources(row):
                 if ref not in config.get("variants", {}):
                     raise ConfigError(key, f"unknown variant {ref!r}")
-                if is_joint(config, ref):
-                    raise ConfigError(key, f"variant {ref!r} is a joint model: an any_to_any report reads it")
+                family = config["variants"][ref]["model"]
+                if family not in WORD_FAMILIES:
+                    raise ConfigError(key, f"variant {ref!r} is a {family} model; {_layouts_of(family)} reads it")
                 v_ds = config["variants"][ref]["dataset"]
                 if layout in ("smalr", "mule") and v_ds != rep["dataset"]:
                     raise ConfigError(key, f"variant {ref!r} is trained on another dataset than {rep['dataset']!r}")
@@ -406,8 +462,46 @@ def check_config(config: Mapping, schema: Mapping | None = None) -> None:
                 if lang not in variant_eval_langs(config, ref):
                     raise ConfigError(key, f"variant {ref!r} is not evaluated on {lang!r}")
     _check_figures(config)
-    _check_speech(config, schema)
     _check_result_names(config)
+
+
+def _layouts_of(family: str) -> str:
+    layouts = [layout for layout, families in LAYOUT_FAMILIES.items() if family in families]
+    return "a report of layout " + " or ".join(layouts)
+
+
+def _check_family_rows(config: Mapping, report: str) -> None:
+    """A report of a family's own layout: every row names one variant of that family, on one dataset."""
+    rep = config["reports"][report]
+    layout = rep["layout"]
+    families = LAYOUT_FAMILIES[layout]
+    variants = config.get("variants") or {}
+    if not rep["rows"]:
+        raise ConfigError(f"reports.{report}.rows", "a report needs a row")
+    if layout in ("mlmme", "translator_curve") and len(rep["rows"]) != 1:
+        raise ConfigError(f"reports.{report}.rows", f"a {layout} report shows one variant: give one row")
+    used = set()
+    for i, row in enumerate(rep["rows"]):
+        key = f"reports.{report}.rows[{i}]"
+        extra = [k for k in ("per_language", "per_dataset") if row.get(k)]
+        if extra or not row.get("variant"):
+            raise ConfigError(key, f"a {layout} row names one variant (variant), not {', '.join(extra) or 'none'}")
+        if row.get("protocol", "direct") != "direct":
+            raise ConfigError(f"{key}.protocol", f"a {layout} row takes no protocol")
+        ref = row["variant"]
+        if ref not in variants:
+            raise ConfigError(key, f"unknown variant {ref!r}")
+        if variants[ref]["model"] not in families:
+            raise ConfigError(
+                key,
+                f"variant {ref!r} is a {variants[ref]['model']} model; a {layout} report reads {' or '.join(families)}",
+            )
+        used.add(variants[ref]["dataset"])
+    if layout == "speech" and len(used) > 1:
+        raise ConfigError(
+            f"reports.{report}",
+            f"rows come from several datasets {sorted(used)}; a table's columns are one dataset's view pairs",
+        )
 
 
 def _check_families(config: Mapping) -> None:
@@ -476,8 +570,10 @@ def _check_figures(config: Mapping) -> None:
             for ref in list(point.get("variants") or []) + list((point.get("per_dataset") or {}).values()):
                 if ref not in variants:
                     raise ConfigError(where, f"unknown variant {ref!r}")
-                if variants[ref]["model"] == JOINT_FAMILY:
-                    raise ConfigError(where, f"variant {ref!r} is a joint model; figures plot word models")
+                if variants[ref]["model"] not in WORD_FAMILIES:
+                    raise ConfigError(
+                        where, f"variant {ref!r} is a {variants[ref]['model']} model; figures plot word models"
+                    )
             for ds, ref in (point.get("per_dataset") or {}).items():
                 if variants[ref]["dataset"] != ds:
                     raise ConfigError(where, f"variant {ref!r} is not trained on dataset {ds!r}")
@@ -503,12 +599,12 @@ def speech_variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
     """Everything one grounded-speech training depends on: ``speech.model`` and
     ``speech.training`` merged with the variant's overrides, its dataset and languages."""
     speech = config.get("speech", {})
-    v = speech["variants"][variant]
+    v = config["variants"][variant]
     model = copy.deepcopy(dict(speech.get("model", {})))
-    model.update(copy.deepcopy(dict(v.get("model") or {})))
+    model.update(copy.deepcopy(dict(v.get("model_options") or {})))
     training = copy.deepcopy(dict(speech.get("training", {})))
-    training.update(copy.deepcopy(dict(v.get("training") or {})))
-    dataset = v.get("dataset", "spoken")
+    training.update(copy.deepcopy(dict(v.get("training_options") or {})))
+    dataset = v["dataset"]
     return {
         "dataset": dataset,
         "langs": dataset_langs(config, dataset),
@@ -519,12 +615,12 @@ def speech_variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
 
 
 def speech_variant_dataset(config: Mapping, variant: str) -> str:
-    return config["speech"]["variants"][variant].get("dataset", "spoken")
+    return config["variants"][variant]["dataset"]
 
 
 def speech_report_variants(config: Mapping, report: str) -> list[str]:
     """Variants a speech report reads, in row order, without repeats."""
-    return list(dict.fromkeys(row["variant"] for row in config["speech"]["reports"][report]["rows"]))
+    return report_row_variants(config, report)
 
 
 def speech_report_dataset(config: Mapping, report: str) -> str:
@@ -548,7 +644,7 @@ def _check_tts(tts: Mapping) -> None:
 def _check_speech(config: Mapping, schema: Mapping | None) -> None:
     speech = config.get("speech") or {}
     datasets = config.get("datasets", {})
-    variants = speech.get("variants") or {}
+    variants = {name: config["variants"][name] for name in family_variants(config, SPEECH_FAMILY)}
     validators = {}
     if schema is not None:
         import jsonschema
@@ -561,7 +657,7 @@ def _check_speech(config: Mapping, schema: Mapping | None) -> None:
         }
     _check_tts(speech.get("tts") or {})
     for name in variants:
-        key = f"speech.variants.{name}"
+        key = f"variants.{name}"
         ds_name = speech_variant_dataset(config, name)
         if ds_name not in datasets:
             raise ConfigError(f"{key}.dataset", f"unknown dataset {ds_name!r}")
@@ -591,47 +687,32 @@ def _check_speech(config: Mapping, schema: Mapping | None) -> None:
         settings = speech_variant_settings(config, name)
         for part in ("model", "training"):
             base = speech.get(part, {})
-            for opt in variants[name].get(part) or {}:
+            for opt in variants[name].get(f"{part}_options") or {}:
                 if opt not in base:
-                    raise ConfigError(f"{key}.{part}.{opt}", f"not a setting of speech.{part}")
+                    raise ConfigError(f"{key}.{part}_options.{opt}", f"not a setting of speech.{part}")
             if part in validators:
                 error = jsonschema.exceptions.best_match(validators[part].iter_errors(settings[part]))
                 if error is not None:
                     where = ".".join(str(p) for p in error.absolute_path)
-                    raise ConfigError(f"{key}.{part}" + (f".{where}" if where else ""), error.message)
+                    raise ConfigError(f"{key}.{part}_options" + (f".{where}" if where else ""), error.message)
         tr, model = settings["training"], settings["model"]
         loss = tr["loss"]
         for opt in tr.get("loss_options") or {}:
             if opt not in SPEECH_LOSS_OPTIONS[loss]:
                 raise ConfigError(
-                    f"{key}.training.loss_options.{opt}",
+                    f"{key}.training_options.loss_options.{opt}",
                     f"loss {loss} takes {', '.join(sorted(SPEECH_LOSS_OPTIONS[loss]))}",
                 )
         if model["sharing"] != "none" and len(langs) < 2:
-            raise ConfigError(f"{key}.model.sharing", "a shared encoder needs at least two languages")
+            raise ConfigError(f"{key}.model_options.sharing", "a shared encoder needs at least two languages")
         if model["internal_attention"] and len(model["widths"]) < 3:
-            raise ConfigError(f"{key}.model.internal_attention", "needs at least two residual stages in widths")
+            raise ConfigError(f"{key}.model_options.internal_attention", "needs at least two residual stages in widths")
         attention_dims = [model["widths"][-1]] if model["pooling"] != "avg" else []
         if model["internal_attention"]:
             attention_dims.append(model["widths"][-2])
         for dim in attention_dims:
             if dim % model["heads"]:
-                raise ConfigError(f"{key}.model.heads", f"{model['heads']} heads do not divide width {dim}")
-    reports = speech.get("reports") or {}
-    for name, rep in reports.items():
-        if name in config.get("reports", {}):
-            raise ConfigError(f"speech.reports.{name}", "a report of the same name exists under reports")
-        datasets_used = set()
-        for i, row in enumerate(rep["rows"]):
-            if row["variant"] not in variants:
-                raise ConfigError(f"speech.reports.{name}.rows[{i}]", f"unknown speech variant {row['variant']!r}")
-            datasets_used.add(speech_variant_dataset(config, row["variant"]))
-        if len(datasets_used) > 1:
-            raise ConfigError(
-                f"speech.reports.{name}",
-                f"rows come from several datasets {sorted(datasets_used)}; "
-                "a table's columns are one dataset's view pairs",
-            )
+                raise ConfigError(f"{key}.model_options.heads", f"{model['heads']} heads do not divide width {dim}")
     for name, ds in datasets.items():
         if ds["adapter"] == "places_speech":
             listed = (ds.get("places_speech") or {}).get("utterances")

@@ -190,6 +190,15 @@ def schema_violation(config: Mapping, schema: Mapping) -> ConfigError | None:
     or None. An unknown key names the closest valid key (difflib)."""
     import jsonschema
 
+    from polyvse.config_migration import earlier_dialect_key
+
+    earlier = earlier_dialect_key(config)
+    if earlier is not None:
+        return ConfigError(
+            earlier,
+            "a key of the earlier config dialect (speech models, MLMME and the Translator are now variants: "
+            "and reports: entries, docs/architecture.md); `polyvse migrate-config FILE` rewrites the file",
+        )
     validator = jsonschema.validators.validator_for(schema)(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
     if error is None:

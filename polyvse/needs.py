@@ -16,7 +16,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from polyvse.config import human_langs, protocol_langs, row_sources, variant_settings
+from polyvse.config import WORD_LAYOUTS, human_langs, protocol_langs, row_sources, variant_settings
 
 HOW_TO_TRANSLATE = (
     "give MUSE-format dictionaries in translate.dictionaries, or translate.backend: googletrans "
@@ -68,13 +68,22 @@ def _missing(config: Mapping, sources: list[tuple[str, str]]) -> list[str]:
 
 
 def prune_to_available(config: Mapping) -> tuple[dict[str, Any], list[str]]:
-    """``config`` without the rows, figure points and extra reports that need unavailable MT or
+    """``config`` without the rows, figure points and Translator curves that need unavailable MT or
     dictionaries, and one line for each thing left out. A table keeps a note naming its left-out
     rows; a table or figure left with nothing is dropped. Unchanged (and no lines) when MT is there.
     """
     pruned: dict[str, Any] = copy.deepcopy(dict(config))
     lines: list[str] = []
     for name, rep in list(pruned.get("reports", {}).items()):
+        if rep.get("layout") == "translator_curve":
+            variant = rep["rows"][0]["variant"] if rep.get("rows") else None
+            dataset = (config.get("variants", {}).get(variant) or {}).get("dataset")
+            if dataset in pruned["datasets"] and not dictionaries_available(config, dataset):
+                del pruned["reports"][name]
+                lines.append(f"reports.{name}: the Translator's alignment needs a bilingual dictionary")
+            continue
+        if rep.get("layout", "smalr") not in WORD_LAYOUTS:
+            continue  # speech, mlmme and joint models read human captions only
         kept, dropped = [], []
         for row in rep["rows"]:
             missing = _missing(config, row_sources(row))
@@ -105,10 +114,4 @@ def prune_to_available(config: Mapping) -> tuple[dict[str, Any], list[str]]:
             fig["points"] = points
         else:
             del pruned["figures"][name]
-    if "translator_curve" in pruned.get("extra_reports", []):
-        translator = pruned.get("translator") or {}
-        dataset = translator.get("dataset")
-        if dataset in pruned["datasets"] and not dictionaries_available(config, dataset):
-            pruned["extra_reports"] = [r for r in pruned["extra_reports"] if r != "translator_curve"]
-            lines.append("extra_reports translator_curve: the Translator's alignment needs a bilingual dictionary")
     return pruned, lines

@@ -7,9 +7,16 @@ import yaml
 from snakemake.utils import validate
 
 from polyvse.config import (
+    JOINT_FAMILY,
+    MLMME_FAMILY,
     PROTOCOLS,
+    TRANSLATOR_FAMILY,
+    WORD_LAYOUTS,
     ConfigError,
     check_config,
+    family_variants,
+    layout_reports,
+    report_extensions,
     figure_sources,
     word_variants,
     pretrain_settings,
@@ -37,8 +44,8 @@ from polyvse.runlock import claim_directory, release_directory
 from polyvse.stopping import stop_jobs_on_signals
 from polyvse.train.families import variant_needs
 from polyvse.train.joint_settings import check_joint_config, joint_variant_settings
-from polyvse.train.mlmme_runs import check_mlmme_config
-from polyvse.train.translator_runs import check_translator_config, needs_source_model
+from polyvse.train.mlmme_runs import check_mlmme_config, variant_runs
+from polyvse.train.translator_runs import check_translator_config, needs_source_model, translator_block
 
 # The config: the schema (keys, types; it fills the defaults), then the cross-references
 # and the paths names become (polyvse.config). An error is one line naming file, line,
@@ -52,10 +59,8 @@ try:
     validate(config, "../config/schema.yaml")
     check_config(config, _SCHEMA)
     check_joint_config(config, _SCHEMA)
-    if "mlmme_table1" in config["extra_reports"]:
-        check_mlmme_config(config)
-    if "translator_curve" in config["extra_reports"]:
-        check_translator_config(config)
+    check_mlmme_config(config)
+    check_translator_config(config)
 except ConfigError as _err:
     _err = located(_err, CONFIG_SOURCES, workflow.config_settings.config)
     raise ConfigFileError(_err.where, _err.reason, _err.line) from None
@@ -99,16 +104,21 @@ if workflow.is_main_process:
 
 
 def word_reports():
-    """The reports of word models (rules/report.smk); any_to_any reports are rules/joint.smk's."""
-    return [name for name, rep in config["reports"].items() if rep["layout"] != "any_to_any"]
+    """The reports of word models (rules/report.smk); each other layout is its family's
+    (any_to_any: rules/joint.smk, speech: rules/speech.smk, mlmme, translator_curve)."""
+    return layout_reports(config, *WORD_LAYOUTS)
 
 
 def any_to_any_reports():
-    return [name for name, rep in config["reports"].items() if rep["layout"] == "any_to_any"]
+    return layout_reports(config, "any_to_any")
+
+
+def speech_reports():
+    return layout_reports(config, "speech")
 
 
 def joint_variants():
-    return [name for name in config["variants"] if name not in set(word_variants(config))]
+    return family_variants(config, JOINT_FAMILY)
 
 
 def names_regex(names):
@@ -125,11 +135,9 @@ wildcard_constraints:
 
 
 def all_targets():
-    reports = list(config["reports"]) + list(config["speech"]["reports"])
     return (
-        expand(f"{R}/{{report}}.{{ext}}", report=reports, ext=["tsv", "md"])
+        [f"{R}/{name}.{ext}" for name, rep in config["reports"].items() for ext in report_extensions(rep["layout"])]
         + expand(f"{R}/{{figure}}.{{ext}}", figure=list(config["figures"]), ext=["tsv", "png"])
-        + [f"{R}/{name}.{ext}" for name in config["extra_reports"] for ext in EXTRA_REPORT_FILES[name]]
         + [f"{R}/data_stats.{ext}" for ext in ("tsv", "md") if text_datasets()]  # rules/data.smk
         + [f"{R}/findings.{ext}" for ext in ("tsv", "md") if active_claims(config)]  # rules/report.smk
         + [f"{R}/gallery/{report}.png" for report in gallery_reports()]  # rules/report.smk
@@ -145,7 +153,7 @@ def gallery_variants(report):
 
 def speech_gallery_reports():
     """The speech tables that get a gallery: every one (gallery.langs 0 draws none)."""
-    return list(config["speech"]["reports"]) if config["gallery"]["langs"] else []
+    return speech_reports() if config["gallery"]["langs"] else []
 
 
 def gallery_reports():
@@ -153,10 +161,6 @@ def gallery_reports():
     if config["gallery"]["langs"] == 0:
         return []
     return [report for report in word_reports() if gallery_variants(report)]
-
-
-# extra_reports: reports with a layout of their own (rules/mlmme.smk, rules/translator.smk).
-EXTRA_REPORT_FILES = {"mlmme_table1": ["tsv", "md"], "translator_curve": ["tsv", "png"]}
 
 
 def training_resources(kind, threads=None):
@@ -268,7 +272,7 @@ def pca_dims():
     job per language reduces its FastText table to all of them (a PCA is a fraction of a
     second; a job's start-up is not)."""
     dims = {variant_needs(variant_settings(config, v)).pca_dim for v in word_variants(config)}
-    if "translator_curve" in config["extra_reports"] and TRANSLATOR["word_vectors"] == "pca":
+    if any(translator_block(config, v)["word_vectors"] == "pca" for v in family_variants(config, TRANSLATOR_FAMILY)):
         dims.add(config["fasttext"]["pca_dim"])
     return sorted(d for d in dims if d)
 
@@ -433,39 +437,77 @@ def any_to_any_eval_files(wildcards):
 
 # ----------------------------------------------------------------------------- rules/translator.smk: input functions
 
-TRANSLATOR = config["translator"]
-TRANSLATOR_DIR = f"{R}/{{dataset}}/translator/{{src}}-{{tgt}}"
+TRANSLATOR_DIR = f"{R}/{{dataset}}/translator/{{variant}}"
 
 
 def translator_dir(wildcards):
-    return TRANSLATOR_DIR.format(dataset=wildcards.dataset, src=wildcards.src, tgt=wildcards.tgt)
+    return TRANSLATOR_DIR.format(dataset=wildcards.dataset, variant=wildcards.variant)
 
 
-def translator_vectors(dataset, lang, origin):
-    """A language's word vectors: FastText, or their PCA (translator.word_vectors)."""
-    base = f"{R}/{dataset}/fasttext/{origin}/{lang}"
-    return f"{base}.pca{config['fasttext']['pca_dim']}.npy" if TRANSLATOR["word_vectors"] == "pca" else f"{base}.npy"
+def translator_lang(wildcards, role):
+    """The variant's source or target language."""
+    return translator_block(config, wildcards.variant)[role]
 
 
-def translator_target_origin():
-    return "augmented" if TRANSLATOR["target_captions"] == "augmented" else "human"
+def translator_vectors(wildcards, role, origin):
+    """The source's or target's word vectors: FastText, or their PCA (translator.word_vectors)."""
+    base = f"{R}/{wildcards.dataset}/fasttext/{origin}/{translator_lang(wildcards, role)}"
+    pca = translator_block(config, wildcards.variant)["word_vectors"] == "pca"
+    return f"{base}.pca{config['fasttext']['pca_dim']}.npy" if pca else f"{base}.npy"
+
+
+def translator_target_origin(wildcards):
+    return "augmented" if translator_block(config, wildcards.variant)["target_captions"] == "augmented" else "human"
 
 
 def translator_train_inputs(wildcards):
-    origin = translator_target_origin()
+    origin = translator_target_origin(wildcards)
     inputs = {
         "captions": f"{R}/{wildcards.dataset}/{'captions_augmented' if origin == 'augmented' else 'captions'}.parquet",
         "features": f"{R}/{wildcards.dataset}/image_features/{BACKBONE}.npy",
         "ids": f"{R}/{wildcards.dataset}/image_features/{BACKBONE}.ids.txt",
-        "vocab": f"{R}/{wildcards.dataset}/vocab/{origin}/{wildcards.tgt}.tsv",
-        "vectors": translator_vectors(wildcards.dataset, wildcards.tgt, origin),
+        "vocab": f"{R}/{wildcards.dataset}/vocab/{origin}/{translator_lang(wildcards, 'target')}.tsv",
+        "vectors": translator_vectors(wildcards, "target", origin),
     }
     base = translator_dir(wildcards)
-    if needs_source_model(config, wildcards.translator_protocol):  # T1/T2, and FS under image_branch: source
+    # T1/T2, and FS under image_branch: source
+    if needs_source_model(config, wildcards.variant, wildcards.translator_protocol):
         inputs["source"] = f"{base}/source/model.pt"
     if wildcards.translator_protocol == "T2":
         inputs["matrix"] = f"{base}/align/translator.npy"
     return inputs
+
+
+def translator_report_variant(wildcards):
+    return config["reports"][wildcards.translator_report]["rows"][0]["variant"]
+
+
+def translator_report_dir(wildcards):
+    variant = translator_report_variant(wildcards)
+    return TRANSLATOR_DIR.format(dataset=config["variants"][variant]["dataset"], variant=variant)
+
+
+def translator_curve_evals(wildcards):
+    block = translator_block(config, translator_report_variant(wildcards))
+    return expand(
+        f"{translator_report_dir(wildcards)}/{{protocol}}/n{{n}}/eval.tsv",
+        protocol=block["protocols"],
+        n=sorted(block["examples"]),
+    )
+
+
+# ----------------------------------------------------------------------------- rules/mlmme.smk: input functions
+
+
+def mlmme_report_variant(wildcards):
+    return config["reports"][wildcards.mlmme_report]["rows"][0]["variant"]
+
+
+def mlmme_report_files(wildcards, name):
+    """``name`` (eval.tsv, params.json) of every run of the report's variant, in column order."""
+    variant = mlmme_report_variant(wildcards)
+    ds = config["variants"][variant]["dataset"]
+    return [f"{R}/{ds}/mlmme/{variant}/{run}/{name}" for run in variant_runs(config, variant)]
 
 
 # ----------------------------------------------------------------------------- run summary

@@ -1,17 +1,20 @@
-# MLMME (mlmme_calixto_2017): VSE on each language alone and MLMME on all of them
-# for every β → test retrieval → results/mlmme_table1.tsv/.md (the paper's Table 1).
-# Settings: the config's mlmme block; runs are named vse_{lang} and b{100β}.
+# MLMME (mlmme_calixto_2017): an mlmme variant trains VSE on each of its languages alone
+# and MLMME on all of them for every β → test retrieval → a report of layout mlmme
+# (results/{report}.tsv/.md, the paper's Table 1). Settings: the variant over the config's
+# mlmme block; runs are named vse_{lang} and b{100β}, under results/{dataset}/mlmme/{variant}/.
 
-import re
-
-from polyvse.train.mlmme_runs import check_mlmme_config, mlmme_runs, run_settings as mlmme_run_settings
-
-if "mlmme_table1" in config["extra_reports"]:
-    check_mlmme_config(config)
+from polyvse.train.mlmme_runs import mlmme_block, run_settings as mlmme_run_settings, variant_runs
 
 MLMME = config["mlmme"]
-MLMME_RUNS = mlmme_runs(MLMME)  # the table's runs; the findings' seed replicas of some are trained too
-MLMME_TRAINED = [*MLMME_RUNS, *FINDINGS_REPLICAS["mlmme"]]
+MLMME_VARIANTS = family_variants(config, MLMME_FAMILY)
+# every variant's runs; the findings' seed replicas of some are trained too
+MLMME_TRAINED = sorted(
+    {run for v in MLMME_VARIANTS for run in variant_runs(config, v)} | set(FINDINGS_REPLICAS["mlmme"])
+)
+
+
+wildcard_constraints:
+    mlmme_report=names_regex(layout_reports(config, "mlmme")),
 
 
 rule mlmme_train:
@@ -23,26 +26,28 @@ rule mlmme_train:
         features=f"{R}/{{dataset}}/image_features/{BACKBONE}.npy",
         ids=f"{R}/{{dataset}}/image_features/{BACKBONE}.ids.txt",
         vocab=lambda wc: expand(
-            f"{R}/{wc.dataset}/vocab/human/{{lang}}.tsv", lang=mlmme_run_settings(config, wc.mlmme_run)["langs"]
+            f"{R}/{wc.dataset}/vocab/human/{{lang}}.tsv",
+            lang=mlmme_run_settings(config, wc.variant, wc.mlmme_run)["langs"],
         ),
     output:
-        model=f"{R}/{{dataset}}/mlmme/{{mlmme_run}}/model.pt",
-        epochs=f"{R}/{{dataset}}/mlmme/{{mlmme_run}}/epochs.tsv",
-        params=f"{R}/{{dataset}}/mlmme/{{mlmme_run}}/params.json",
+        model=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/model.pt",
+        epochs=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/epochs.tsv",
+        params=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/params.json",
     log:
-        "logs/{dataset}/mlmme_train_{mlmme_run}.log",
+        "logs/{dataset}/mlmme_train_{variant}_{mlmme_run}.log",
     benchmark:
-        "benchmarks/mlmme_train/{dataset}/{mlmme_run}.tsv"
+        "benchmarks/mlmme_train/{dataset}/{variant}_{mlmme_run}.tsv"
     wildcard_constraints:
-        mlmme_run="|".join(re.escape(n) for n in MLMME_TRAINED),
+        variant=names_regex(MLMME_VARIANTS),
+        mlmme_run=names_regex(MLMME_TRAINED),
     conda:
         "../envs/polyvse.yaml"
     threads: MLMME["threads"]
     resources:
         **training_resources("train", MLMME["threads"]),
     params:
-        settings=lambda wc: mlmme_run_settings(config, wc.mlmme_run),
-        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/mlmme/{wc.mlmme_run}/checkpoint",
+        settings=lambda wc: mlmme_run_settings(config, wc.variant, wc.mlmme_run),
+        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/mlmme/{wc.variant}/{wc.mlmme_run}/checkpoint",
     script:
         "../workflow_scripts/mlmme_train.py"
 
@@ -51,18 +56,19 @@ rule mlmme_evaluate:
     """Test retrieval of one run: sentence→image and image→sentence per language,
     and sentence→sentence between every two of its languages."""
     input:
-        model=f"{R}/{{dataset}}/mlmme/{{mlmme_run}}/model.pt",
+        model=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/model.pt",
         captions=f"{R}/{{dataset}}/captions.parquet",
         features=f"{R}/{{dataset}}/image_features/{BACKBONE}.npy",
         ids=f"{R}/{{dataset}}/image_features/{BACKBONE}.ids.txt",
     output:
-        f"{R}/{{dataset}}/mlmme/{{mlmme_run}}/eval.tsv",
+        f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/eval.tsv",
     log:
-        "logs/{dataset}/mlmme_evaluate_{mlmme_run}.log",
+        "logs/{dataset}/mlmme_evaluate_{variant}_{mlmme_run}.log",
     benchmark:
-        "benchmarks/mlmme_evaluate/{dataset}/{mlmme_run}.tsv"
+        "benchmarks/mlmme_evaluate/{dataset}/{variant}_{mlmme_run}.tsv"
     wildcard_constraints:
-        mlmme_run="|".join(re.escape(n) for n in MLMME_TRAINED),
+        variant=names_regex(MLMME_VARIANTS),
+        mlmme_run=names_regex(MLMME_TRAINED),
     conda:
         "../envs/polyvse.yaml"
     threads: 1
@@ -70,7 +76,7 @@ rule mlmme_evaluate:
         mem_mb=2000,
         runtime=15,
     params:
-        device=MLMME["training"]["device"],
+        device=lambda wc: mlmme_block(config, wc.variant)["training"]["device"],
     script:
         "../workflow_scripts/mlmme_evaluate.py"
 
@@ -79,13 +85,13 @@ rule mlmme_table:
     """MLMME Table 1: r@1/5/10 and median rank both ways per language, VSE and every β
     (gains over VSE in parentheses in the Markdown), plus sentence→sentence retrieval."""
     input:
-        evals=expand(f"{R}/{MLMME['dataset']}/mlmme/{{run}}/eval.tsv", run=list(MLMME_RUNS)),
-        params=expand(f"{R}/{MLMME['dataset']}/mlmme/{{run}}/params.json", run=list(MLMME_RUNS)),
+        evals=lambda wc: mlmme_report_files(wc, "eval.tsv"),
+        params=lambda wc: mlmme_report_files(wc, "params.json"),
     output:
-        tsv=report(f"{R}/mlmme_table1.tsv", category="Tables", caption="../report/mlmme_table.rst"),
-        md=report(f"{R}/mlmme_table1.md", category="Tables", caption="../report/mlmme_table.rst"),
+        tsv=report(f"{R}/{{mlmme_report}}.tsv", category="Tables", caption="../report/mlmme_table.rst"),
+        md=report(f"{R}/{{mlmme_report}}.md", category="Tables", caption="../report/mlmme_table.rst"),
     log:
-        "logs/report_mlmme_table1.log",
+        "logs/report_{mlmme_report}.log",
     conda:
         "../envs/polyvse.yaml"
     threads: 1
@@ -93,9 +99,12 @@ rule mlmme_table:
         mem_mb=500,
         runtime=5,
     params:
-        runs=MLMME_RUNS,
-        langs=MLMME["langs"],
-        caption=MLMME["caption"],
-        dataset=lambda wc: {"name": MLMME["dataset"], **config["datasets"].get(MLMME["dataset"], {})},
+        runs=lambda wc: variant_runs(config, mlmme_report_variant(wc)),
+        langs=lambda wc: mlmme_block(config, mlmme_report_variant(wc))["langs"],
+        caption=lambda wc: config["reports"][wc.mlmme_report]["caption"] or wc.mlmme_report,
+        dataset=lambda wc: {
+            "name": mlmme_block(config, mlmme_report_variant(wc))["dataset"],
+            **config["datasets"][mlmme_block(config, mlmme_report_variant(wc))["dataset"]],
+        },
     script:
         "../workflow_scripts/make_mlmme_table.py"

@@ -110,7 +110,7 @@ rule speech_table:
     log:
         "logs/report_{speech_report}.log",
     wildcard_constraints:
-        speech_report=names_regex(config["speech"]["reports"]),
+        speech_report=names_regex(speech_reports()),
     conda:
         "../envs/polyvse.yaml"
     threads: 1
@@ -118,7 +118,7 @@ rule speech_table:
         mem_mb=500,
         runtime=5,
     params:
-        report=lambda wc: config["speech"]["reports"][wc.speech_report],
+        report=lambda wc: config["reports"][wc.speech_report],
         variants=lambda wc: speech_report_variants(config, wc.speech_report),
         dataset=lambda wc: speech_report_dataset(config, wc.speech_report),
         langs=lambda wc: config["datasets"][speech_report_dataset(config, wc.speech_report)]["langs"],
@@ -149,7 +149,7 @@ rule speech_gallery:
     benchmark:
         "benchmarks/speech_gallery/{speech_report}.tsv"
     wildcard_constraints:
-        speech_report=names_regex(config["speech"]["reports"]),
+        speech_report=names_regex(speech_reports()),
     conda:
         "../envs/polyvse.yaml"
     threads: 1

@@ -1,20 +1,19 @@
-# The Translator poster (translator_poster): a matrix M from the target language's word
-# vectors into the source language's (SVD + RCSLS from a bilingual dictionary), a source
-# model, and the FS / T1 / T2 target models on a growing number of target examples
-# → results/translator_curve.tsv/.png (the poster's Figure 3).
-# Settings: the config's translator block. Paths: {dataset}/translator/{src}-{tgt}/.
+# The Translator poster (translator_poster): a translator variant learns a matrix M from its
+# target language's word vectors into its source language's (SVD + RCSLS from a bilingual
+# dictionary), a source model, and the FS / T1 / T2 target models on a growing number of
+# target examples → a report of layout translator_curve (results/{report}.tsv/.png, the
+# poster's Figure 3). Settings: the variant over the config's translator block.
+# Paths: results/{dataset}/translator/{variant}/.
 
-from polyvse.train.translator_runs import check_translator_config, translator_settings
+from polyvse.train.translator_runs import translator_block, translator_settings
 
-if "translator_curve" in config["extra_reports"]:
-    check_translator_config(config)
+TRANSLATOR_VARIANTS = family_variants(config, TRANSLATOR_FAMILY)
 
 
 wildcard_constraints:
-    src="[a-z]{2}",
-    tgt="[a-z]{2}",
     translator_protocol="FS|T1|T2",
     n_examples="[0-9]+",
+    translator_report=names_regex(layout_reports(config, "translator_curve")),
 
 
 rule translator_align:
@@ -24,10 +23,10 @@ rule translator_align:
     input:
         unpack(
             lambda wc: {
-                "target_vocab": f"{R}/{wc.dataset}/vocab/{translator_target_origin()}/{wc.tgt}.tsv",
-                "target_vectors": translator_vectors(wc.dataset, wc.tgt, translator_target_origin()),
-                "source_vocab": f"{R}/{wc.dataset}/vocab/human/{wc.src}.tsv",
-                "source_vectors": translator_vectors(wc.dataset, wc.src, "human"),
+                "target_vocab": f"{R}/{wc.dataset}/vocab/{translator_target_origin(wc)}/{translator_lang(wc, 'target')}.tsv",
+                "target_vectors": translator_vectors(wc, "target", translator_target_origin(wc)),
+                "source_vocab": f"{R}/{wc.dataset}/vocab/human/{translator_lang(wc, 'source')}.tsv",
+                "source_vectors": translator_vectors(wc, "source", "human"),
                 "dictionaries": dictionaries_dir(wc),
             }
         ),
@@ -36,9 +35,9 @@ rule translator_align:
         summary=f"{TRANSLATOR_DIR}/align/align.json",
         steps=f"{TRANSLATOR_DIR}/align/rcsls.tsv",
     log:
-        "logs/{dataset}/translator_align_{src}-{tgt}.log",
+        "logs/{dataset}/translator_align_{variant}.log",
     benchmark:
-        "benchmarks/translator_align/{dataset}/{src}-{tgt}.tsv"
+        "benchmarks/translator_align/{dataset}/{variant}.tsv"
     conda:
         "../envs/polyvse.yaml"
     threads: 1
@@ -46,9 +45,11 @@ rule translator_align:
         mem_mb=2000,
         runtime=30,
     params:
-        align=TRANSLATOR["align"],
-        pivots=TRANSLATOR["pivots"],
-        seed=config["seed"],
+        align=lambda wc: translator_block(config, wc.variant)["align"],
+        pivots=lambda wc: translator_block(config, wc.variant)["pivots"],
+        source=lambda wc: translator_lang(wc, "source"),
+        target=lambda wc: translator_lang(wc, "target"),
+        seed=lambda wc: translator_block(config, wc.variant)["seed"],
     script:
         "../workflow_scripts/translator_align.py"
 
@@ -60,23 +61,24 @@ rule translator_source:
         captions=f"{R}/{{dataset}}/captions.parquet",
         features=f"{R}/{{dataset}}/image_features/{BACKBONE}.npy",
         ids=f"{R}/{{dataset}}/image_features/{BACKBONE}.ids.txt",
-        vocab=f"{R}/{{dataset}}/vocab/human/{{src}}.tsv",
-        vectors=lambda wc: translator_vectors(wc.dataset, wc.src, "human"),
+        vocab=lambda wc: f"{R}/{wc.dataset}/vocab/human/{translator_lang(wc, 'source')}.tsv",
+        vectors=lambda wc: translator_vectors(wc, "source", "human"),
     output:
         model=f"{TRANSLATOR_DIR}/source/model.pt",
         epochs=f"{TRANSLATOR_DIR}/source/epochs.tsv",
         params=f"{TRANSLATOR_DIR}/source/params.json",
     log:
-        "logs/{dataset}/translator_source_{src}-{tgt}.log",
+        "logs/{dataset}/translator_source_{variant}.log",
     benchmark:
-        "benchmarks/translator_source/{dataset}/{src}-{tgt}.tsv"
+        "benchmarks/translator_source/{dataset}/{variant}.tsv"
     conda:
         "../envs/polyvse.yaml"
-    threads: TRANSLATOR["threads"]
+    threads: config["translator"]["threads"]
     resources:
-        **training_resources("train", TRANSLATOR["threads"]),
+        **training_resources("train", config["translator"]["threads"]),
     params:
-        settings=translator_settings(config, "source"),
+        settings=lambda wc: translator_settings(config, wc.variant, "source"),
+        source=lambda wc: translator_lang(wc, "source"),
         checkpoint_dir=lambda wc: f"{translator_dir(wc)}/source/checkpoint",
     script:
         "../workflow_scripts/translator_source.py"
@@ -93,17 +95,18 @@ rule translator_train:
         epochs=f"{TRANSLATOR_DIR}/{{translator_protocol}}/n{{n_examples}}/epochs.tsv",
         eval=f"{TRANSLATOR_DIR}/{{translator_protocol}}/n{{n_examples}}/eval.tsv",
     log:
-        "logs/{dataset}/translator_train_{src}-{tgt}_{translator_protocol}_n{n_examples}.log",
+        "logs/{dataset}/translator_train_{variant}_{translator_protocol}_n{n_examples}.log",
     benchmark:
-        "benchmarks/translator_train/{dataset}/{src}-{tgt}_{translator_protocol}_n{n_examples}.tsv"
+        "benchmarks/translator_train/{dataset}/{variant}_{translator_protocol}_n{n_examples}.tsv"
     conda:
         "../envs/polyvse.yaml"
-    threads: TRANSLATOR["threads"]
+    threads: config["translator"]["threads"]
     resources:
-        **training_resources("train", TRANSLATOR["threads"]),
+        **training_resources("train", config["translator"]["threads"]),
     params:
-        settings=translator_settings(config, "target"),
-        examples=TRANSLATOR["target_captions"],
+        settings=lambda wc: translator_settings(config, wc.variant, "target"),
+        examples=lambda wc: translator_block(config, wc.variant)["target_captions"],
+        target=lambda wc: translator_lang(wc, "target"),
         checkpoint_dir=lambda wc: f"{translator_dir(wc)}/{wc.translator_protocol}/n{wc.n_examples}/checkpoint",
     script:
         "../workflow_scripts/translator_train.py"
@@ -113,25 +116,13 @@ rule translator_curve:
     """The poster's Figure 3: R@1/5/10 text→image (first row) and image→text (second row)
     against the number of target examples, one line per protocol; the TSV holds the numbers."""
     input:
-        evals=expand(
-            f"{TRANSLATOR_DIR}/{{protocol}}/n{{n}}/eval.tsv",
-            dataset=TRANSLATOR["dataset"],
-            src=TRANSLATOR["source"],
-            tgt=TRANSLATOR["target"],
-            protocol=TRANSLATOR["protocols"],
-            n=sorted(TRANSLATOR["examples"]),
-        ),
-        align=expand(
-            f"{TRANSLATOR_DIR}/align/align.json",
-            dataset=TRANSLATOR["dataset"],
-            src=TRANSLATOR["source"],
-            tgt=TRANSLATOR["target"],
-        ),
+        evals=translator_curve_evals,
+        align=lambda wc: f"{translator_report_dir(wc)}/align/align.json",
     output:
-        png=report(f"{R}/translator_curve.png", category="Figures", caption="../report/translator_curve.rst"),
-        tsv=f"{R}/translator_curve.tsv",
+        png=report(f"{R}/{{translator_report}}.png", category="Figures", caption="../report/translator_curve.rst"),
+        tsv=f"{R}/{{translator_report}}.tsv",
     log:
-        "logs/report_translator_curve.log",
+        "logs/report_{translator_report}.log",
     conda:
         "../envs/polyvse.yaml"
     threads: 1
@@ -139,9 +130,9 @@ rule translator_curve:
         mem_mb=1000,
         runtime=5,
     params:
-        caption=TRANSLATOR["caption"],
-        source=TRANSLATOR["source"],
-        target=TRANSLATOR["target"],
-        image_branch=TRANSLATOR["image_branch"],
+        caption=lambda wc: config["reports"][wc.translator_report]["caption"] or wc.translator_report,
+        source=lambda wc: translator_block(config, translator_report_variant(wc))["source"],
+        target=lambda wc: translator_block(config, translator_report_variant(wc))["target"],
+        image_branch=lambda wc: translator_block(config, translator_report_variant(wc))["image_branch"],
     script:
         "../workflow_scripts/make_translator_curve.py"

@@ -1,6 +1,7 @@
 """Cross-reference checks of a configuration (beyond its schema)."""
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -187,18 +188,24 @@ def test_paper_speech_config_has_the_thesis_sizes_and_the_default_tables(tmp_pat
     speech = c["speech"]
     assert speech["model"]["widths"] == [128, 128, 256, 512, 1024] and speech["model"]["ff_dim"] == 2048
     assert (speech["training"]["epochs"], speech["training"]["batch_size"], speech["training"]["lr"]) == (75, 128, 1e-3)
-    default = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["speech"]
+    full = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    default = {n: r for n, r in full["reports"].items() if r.get("layout") == "speech"}
     # the same thesis tables; the default's ablation rows (marked †, e.g. the margin schedule compressed
     # into its short run) and their footnotes are the default's own: the paper run is the thesis' length
-    ablations = {r["variant"] for rep in default["reports"].values() for r in rep["rows"] if "†" in r["name"]}
+    ablations = {r["variant"] for rep in default.values() for r in rep["rows"] if "†" in r["name"]}
     assert ablations == {"mms_sched_span"}
-    for name, rep in default["reports"].items():
-        paper = speech["reports"][name]
+    for name, rep in default.items():
+        paper = c["reports"][name]
         assert paper["caption"] == rep["caption"], name
-        assert paper["rows"] == [r for r in rep["rows"] if r["variant"] not in ablations], name
+        rows = [{"name": r["name"], "variant": r["variant"]} for r in paper["rows"]]  # without the schema's defaults
+        assert rows == [r for r in rep["rows"] if r["variant"] not in ablations], name
         assert paper["notes"] == [n for n in rep.get("notes", []) if not n.startswith("†")], name
-    assert set(speech["reports"]) == set(default["reports"])
-    assert set(speech["variants"]) == set(default["variants"]) - ablations
+    assert set(c["reports"]) == set(default)
+    speech_variants = {n for n, v in full["variants"].items() if v["model"] == "speech"}
+    assert set(c["variants"]) == speech_variants - ablations
+    for name in c["variants"]:  # the same settings
+        given = {k: c["variants"][name][k] for k in ("model", "dataset", "model_options", "training_options")}
+        assert {k: v for k, v in given.items() if v} == full["variants"][name], name
 
 
 # -- names that become paths, results_dir ---------------------------------------------------------
@@ -269,11 +276,41 @@ def test_every_output_path_lies_under_results_dir(config):
 
 def test_a_figure_named_like_a_speech_report_is_refused(config):
     bad = copy.deepcopy(config)
-    speech_report = next(iter(bad["speech"]["reports"]))
+    speech_report = next(n for n, r in bad["reports"].items() if r["layout"] == "speech")
     bad["figures"][speech_report] = bad["figures"].pop("figure1b")
     with pytest.raises(ConfigError) as caught:
         check_config(bad)
-    assert caught.value.key == f"figures.{speech_report}" and "speech.reports" in str(caught.value)
+    assert caught.value.key == f"figures.{speech_report}" and "report of the same name" in str(caught.value)
+
+
+def test_the_default_config_is_its_earlier_dialect_migrated():
+    """tests/fixtures/config_earlier_dialect.yaml is the default config before the one-dialect change
+    (speech.variants / speech.reports, extra_reports with the mlmme and translator blocks); migrated, it
+    is today's default in every key but one footnote that names the moved key."""
+    from polyvse.config_migration import earlier_dialect_key, migrate
+
+    earlier = yaml.safe_load((REPO / "tests" / "fixtures" / "config_earlier_dialect.yaml").read_text())
+    assert earlier_dialect_key(earlier) == "extra_reports"
+    migrated = migrate(earlier)
+    now = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    assert earlier_dialect_key(migrated) is None and earlier_dialect_key(now) is None
+    note = migrated["reports"]["any_to_any"]["notes"][0]
+    migrated["reports"]["any_to_any"]["notes"][0] = note.replace("speech.variants.infonce", "variants.infonce")
+    assert migrated == now
+    assert migrate(now) == now
+
+
+def test_a_config_of_the_earlier_dialect_names_the_key_and_the_way_out():
+    from polyvse.config_files import schema_violation
+
+    schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
+    for earlier, key in (
+        ({"extra_reports": ["mlmme_table1"]}, "extra_reports"),
+        ({"speech": {"variants": {"x": {}}}}, "speech.variants"),
+        ({"translator": {"source": "de"}}, "translator.source"),
+    ):
+        err = schema_violation(earlier, schema)
+        assert err is not None and err.key == key and "polyvse migrate-config" in str(err)
 
 
 # -- schema errors in one line -----------------------------------------------------------------
@@ -394,3 +431,82 @@ def test_a_json_config_file_is_read_strictly_too(tmp_path):
         load_config_file(f)
     f.write_text('{"seed": 0}')
     assert load_config_file(f) == {"seed": 0}
+
+
+@pytest.mark.parametrize(
+    "edit, key, reason",
+    [
+        # a word table reads word models only, and names the layout that reads the other families
+        (
+            lambda c: c["reports"]["table2"]["rows"].append({"name": "x", "variant": "mlmme"}),
+            "reports.table2.rows[17]",
+            "a report of layout mlmme reads it",
+        ),
+        (
+            lambda c: c["reports"]["table2"]["rows"].append({"name": "x", "variant": "infonce"}),
+            "reports.table2.rows[17]",
+            "layout any_to_any or speech",
+        ),
+        # a family's table: one row for mlmme and translator_curve, each naming a variant of its family
+        (
+            lambda c: c["reports"]["mlmme_table1"]["rows"].append({"name": "again", "variant": "mlmme"}),
+            "reports.mlmme_table1.rows",
+            "give one row",
+        ),
+        (
+            lambda c: c["reports"]["translator_curve"]["rows"].__setitem__(0, {"name": "x", "variant": "mlmme"}),
+            "reports.translator_curve.rows[0]",
+            "reads translator",
+        ),
+        (
+            lambda c: c["reports"]["speech_table3_1"]["rows"][0].update(protocol="to_en"),
+            "reports.speech_table3_1.rows[0].protocol",
+            "takes no protocol",
+        ),
+        (
+            lambda c: c["variants"]["embn_en"].update(train_langs=None),
+            "variants.embn_en.train_langs",
+            "needs its training languages",
+        ),
+        (
+            lambda c: c["variants"]["translator"].update(train_langs=["de"]),
+            "variants.translator.train_langs",
+            "[source, target]",
+        ),
+    ],
+)
+def test_a_report_reads_the_families_its_layout_shows(config, edit, key, reason):
+    from polyvse.train.translator_runs import check_translator_config
+
+    edit(config)
+    with pytest.raises(ConfigError, match=re.escape(reason)) as caught:
+        check_config(config)
+        check_translator_config(config)
+    assert caught.value.key == key
+
+
+def test_every_report_writes_the_files_of_its_layout(config):
+    from polyvse.config import report_extensions
+
+    files = {name: report_extensions(rep["layout"]) for name, rep in config["reports"].items()}
+    assert files["translator_curve"] == ("tsv", "png") and files["mlmme_table1"] == ("tsv", "md")
+    assert {files[n] for n in ("table2", "speech_table3_1", "any_to_any")} == {("tsv", "md")}
+
+
+def test_polyvse_migrate_config_rewrites_a_file(tmp_path, capsys):
+    from polyvse.cli import main
+
+    earlier = tmp_path / "old.yaml"
+    earlier.write_text(
+        "speech:\n  variants:\n    infonce: {training: {loss: infonce}}\n  reports:\n"
+        "    t: {rows: [{name: InfoNCE, variant: infonce}]}\n"
+    )
+    assert main(["migrate-config", str(earlier), "-o", str(tmp_path / "new.yaml")]) == 0
+    new = yaml.safe_load((tmp_path / "new.yaml").read_text())
+    assert new["variants"] == {
+        "infonce": {"model": "speech", "dataset": "spoken", "training_options": {"loss": "infonce"}}
+    }
+    assert new["reports"] == {"t": {"layout": "speech", "rows": [{"name": "InfoNCE", "variant": "infonce"}]}}
+    (tmp_path / "bad.yaml").write_text("- a list\n")
+    assert main(["migrate-config", str(tmp_path / "bad.yaml")]) == 2
+    assert "not a mapping" in capsys.readouterr().err

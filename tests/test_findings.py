@@ -33,6 +33,8 @@ def config(seeds=3):
             "la": {"model": "la", "dataset": "d", "train_langs": ["en", "de"]},
             "hem": {"model": "hem", "dataset": "d", "train_langs": ["en", "de"]},
             "other": {"model": "embn", "dataset": "d", "train_langs": ["en"]},
+            "infonce": {"model": "speech", "dataset": "d"},
+            "mlmme": {"model": "mlmme", "dataset": "d", "train_langs": ["en", "de"]},
         },
         "reports": {
             "t": {
@@ -43,13 +45,11 @@ def config(seeds=3):
                     {"name": "HEM", "variant": "hem"},
                     {"name": "EmbN", "variant": "other"},
                 ],
-            }
+            },
+            "mlmme_table1": {"layout": "mlmme", "rows": [{"name": "MLMME", "variant": "mlmme"}]},
         },
-        "speech": {"variants": {"infonce": {}}, "reports": {}},
-        "extra_reports": ["mlmme_table1"],
+        "speech": {},
         "mlmme": {
-            "dataset": "d",
-            "langs": ["en", "de"],
             "betas": [1.0, 0.75],
             "model": {},
             "training": {},
@@ -80,11 +80,11 @@ def test_replicas_train_the_compared_rows_with_other_seeds_and_nothing_else():
     same = {k: v for k, v in variant_settings(cfg, "la-s2").items() if k != "seed"}
     assert same == {k: v for k, v in variant_settings(cfg, "la").items() if k != "seed"}
     assert added["mlmme"] == ["vse_de-s1", "b100-s1", "vse_de-s2", "b100-s2"]
-    assert run_settings(cfg, "b100-s2")["seed"] == 7 and run_settings(cfg, "b100-s2")["beta"] == 1.0
+    assert run_settings(cfg, "mlmme", "b100-s2")["seed"] == 7 and run_settings(cfg, "mlmme", "b100-s2")["beta"] == 1.0
     speech = copy.deepcopy(cfg)
-    speech["speech"]["reports"] = {"s": {"rows": [{"name": "InfoNCE", "variant": "infonce"}]}}
+    speech["reports"]["s"] = {"layout": "speech", "rows": [{"name": "InfoNCE", "variant": "infonce"}]}
     add_seed_replicas(speech, [Claim("x", "thesis", "x", "speech", "s", "image.R10", ("InfoNCE",), ("1",))])
-    assert speech_variant_settings({**speech, "datasets": {"spoken": {"langs": ["en"]}}}, "infonce-s1")["seed"] == 6
+    assert speech_variant_settings(speech, "infonce-s1")["seed"] == 6
 
 
 def test_a_claim_whose_rows_the_config_lacks_is_left_out():

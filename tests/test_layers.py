@@ -16,7 +16,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "errors"),
     ("io", "stopping", "runlock", "schema_doc", "optim"),
     ("logs",),
-    ("config",),
+    ("config", "config_migration"),
     ("needs",),
     ("data", "text", "translate", "features", "speech"),
     ("align", "losses"),

@@ -15,7 +15,7 @@ from polyvse.io import load_torch, save_torch
 from polyvse.report.mlmme import beta_label, mlmme_markdown, mlmme_table
 from polyvse.train.data import EncodedCaptions
 from polyvse.train.mlmme import MLMMEObjective, TupleSampler, load_mlmme, train_mlmme, tuple_batches
-from polyvse.train.mlmme_runs import check_mlmme_config, mlmme_runs
+from polyvse.train.mlmme_runs import check_mlmme_config, mlmme_runs, run_settings
 
 BLOCK = {
     "dataset": "m30k",
@@ -42,11 +42,20 @@ def test_runs_are_vse_per_language_then_mlmme_per_beta():
 
 
 def test_config_check_names_the_key():
-    config = {"mlmme": BLOCK, "datasets": {"m30k": {"langs": ["en", "fr"]}}}
-    with pytest.raises(ConfigError, match="mlmme.langs: de not in datasets.m30k.langs"):
+    variant = {"model": "mlmme", "dataset": "m30k", "train_langs": ["en", "de"]}
+    config = {"mlmme": BLOCK, "variants": {"m": variant}, "datasets": {"m30k": {"langs": ["en", "fr"]}}}
+    with pytest.raises(ConfigError, match="variants.m.train_langs: de not in datasets.m30k.langs"):
         check_mlmme_config(config)
-    with pytest.raises(ConfigError, match="mlmme.dataset"):
-        check_mlmme_config({"mlmme": {**BLOCK, "dataset": "coco"}, "datasets": {"m30k": {}}})
+    config["datasets"]["m30k"]["langs"] = ["en", "de"]
+    check_mlmme_config(config)
+    config["variants"]["m"] = {**variant, "model_options": {"size": 3}}
+    with pytest.raises(ConfigError, match="variants.m.model_options.size: not a setting of mlmme.model"):
+        check_mlmme_config(config)
+    config["variants"]["m"] = {**variant, "training_options": {"epochs": 3}, "seed": 4}
+    check_mlmme_config(config)
+    assert run_settings(config, "m", "b50-s2")["training"]["epochs"] == 3  # the variant's override
+    assert run_settings(config, "m", "b50-s2")["seed"] == 6  # the variant's seed + the replica's offset
+    assert run_settings(config, "m", "b50")["langs"] == ["en", "de"]
 
 
 def encoded(image_rows: list[int], tokens: list[list[int]] | None = None) -> EncodedCaptions:

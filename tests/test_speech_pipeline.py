@@ -523,7 +523,7 @@ def test_speech_table_footnotes_follow_the_chance_line_as_paragraphs():
     )
     assert table_notes({"rows": []}, "t") == []
     for bad in ("one string", ["ok", ""], [3]):
-        with pytest.raises(ValueError, match="speech.reports.t.notes: expected a list of non-empty strings"):
+        with pytest.raises(ValueError, match="reports.t.notes: expected a list of non-empty strings"):
             table_notes({"notes": bad}, "t")
 
 
@@ -531,19 +531,19 @@ def test_default_config_footnotes_table_3_2_hyper_and_marks_the_schedule_ablatio
     """Thesis §3.2: Table 3.2's Hyper row is the λ_u = .75 setting of Table 3.1 (no other setting is named)."""
     full = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     config = full["speech"]
-    t31, t32 = config["reports"]["speech_table3_1"], config["reports"]["speech_table3_2"]
+    t31, t32 = full["reports"]["speech_table3_1"], full["reports"]["speech_table3_2"]
     hyper = next(r["variant"] for r in t32["rows"] if r["name"] == "Hyper")
     assert hyper == next(r["variant"] for r in t31["rows"] if r["name"] == "Unif. .75")
     assert any("Table 3.1" in n and "Hyper" in n for n in t32["notes"])
     ablation = next(r for r in t32["rows"] if r["name"].endswith("†"))
-    options = config["variants"][ablation["variant"]]["training"]
+    options = full["variants"][ablation["variant"]]["training_options"]
     assert options["loss"] == "mms_sched" and any("†" in n for n in t32["notes"])
     # the default run (epochs x steps an epoch) sees about as many margin increments as the thesis' 75 x 774 steps
     n_train = full["datasets"]["spoken"]["synthetic"]["n_train"]
     steps = config["training"]["epochs"] * steps_per_epoch(n_train, config["training"]["batch_size"])
     thesis = (75 * steps_per_epoch(99_000, 128) - 1) // 1000
     assert abs((steps - 1) // options["loss_options"]["every"] - thesis) <= 0.1 * thesis
-    paper = yaml.safe_load((REPO / "config" / "paper" / "speech.yaml").read_text())["speech"]["reports"]
+    paper = yaml.safe_load((REPO / "config" / "paper" / "speech.yaml").read_text())["reports"]
     assert any("Table 3.1" in n for n in paper["speech_table3_2"]["notes"])
 
 
@@ -584,41 +584,47 @@ def test_speech_config_checks_name_the_key():
             check_config(config, schema)
         assert err.value.key == key
 
-    v = lambda c: c["speech"]["variants"]  # noqa: E731
-    fails(lambda c: v(c)["mms"]["training"].update(epoch=3), "speech.variants.mms.training.epoch", "not a setting")
-    fails(lambda c: v(c)["mms"]["training"].update(lr="fast"), "speech.variants.mms.training.lr", "not of type")
+    v = lambda c: c["variants"]  # noqa: E731
+    tr = "training_options"
+    fails(lambda c: v(c)["mms"][tr].update(epoch=3), "variants.mms.training_options.epoch", "not a setting")
+    fails(lambda c: v(c)["mms"][tr].update(lr="fast"), "variants.mms.training_options.lr", "not of type")
     # (variants without overrides share snakemake's default {}: replace it, never update it)
-    fails(lambda c: v(c)["mms"].update(model={"pooling": "max"}), "speech.variants.mms.model.pooling", "is not one of")
     fails(
-        lambda c: v(c)["infonce"]["training"].update(loss_options={"lambda_u": 1}),
-        "speech.variants.infonce.training.loss_options.lambda_u",
+        lambda c: v(c)["mms"].update(model_options={"pooling": "max"}),
+        "variants.mms.model_options.pooling",
+        "is not one of",
+    )
+    fails(
+        lambda c: v(c)["infonce"][tr].update(loss_options={"lambda_u": 1}),
+        "variants.infonce.training_options.loss_options.lambda_u",
         "loss infonce takes similarity",
     )
     fails(
-        lambda c: c["speech"]["reports"]["speech_table3_1"]["rows"].append({"name": "x", "variant": "nope"}),
-        "speech.reports.speech_table3_1.rows[4]",
-        "unknown speech variant",
+        lambda c: c["reports"]["speech_table3_1"]["rows"].append({"name": "x", "variant": "nope"}),
+        "reports.speech_table3_1.rows[4]",
+        "unknown variant",
     )
     fails(
-        lambda c: c["reports"].update(speech_table3_2=c["reports"]["table2"]),
-        "speech.reports.speech_table3_2",
-        "same name",
+        lambda c: c["reports"]["speech_table3_1"]["rows"].append({"name": "x", "variant": "embn_en"}),
+        "reports.speech_table3_1.rows[4]",
+        "a speech report reads speech",
     )
+    fails(lambda c: v(c)["mms"].update(train_langs=["en"]), "variants.mms.train_langs", "every language")
     fails(
         lambda c: c["datasets"]["spoken"]["synthetic"].update(profile="coco"),
         "datasets.spoken.synthetic.profile",
         "profile all",
     )
     fails(lambda c: v(c)["mms"].update(dataset="m30k"), "datasets.m30k.synthetic.profile", "speech variant mms")
-    fails(lambda c: v(c)["mms"].update(dataset="nope"), "speech.variants.mms.dataset", "unknown dataset")
+    fails(lambda c: v(c)["mms"].update(dataset="nope"), "variants.mms.dataset", "unknown dataset")
     fails(
         lambda c: c["datasets"]["spoken"].update(langs=["en", "hi", "ja", "de"]),
         "datasets.spoken.langs",
         "espeak-ng voice",
     )
     fails(
-        lambda c: v(c)["mms"].update(model={"pooling": "mhsa", "heads": 3}),
-        "speech.variants.mms.model.heads",
+        lambda c: v(c)["mms"].update(model_options={"pooling": "mhsa", "heads": 3}),
+        "variants.mms.model_options.heads",
         "do not divide",
     )
 

@@ -68,9 +68,10 @@ def tiny_config() -> dict:
     speech = default["speech"]
     speech["model"] = {"widths": [8, 8, 8], "kernel": 3, "convs_per_stage": 2, "ff_dim": 16}
     speech["training"] = {"epochs": 1, "batch_size": 4}
-    for variant in SAME_CODE_PATH:
-        del speech["variants"][variant]
-    for report in speech["reports"].values():
+    families = ("speech", "joint")
+    variants = {n: v for n, v in default["variants"].items() if v["model"] in families and n not in SAME_CODE_PATH}
+    reports = {n: r for n, r in default["reports"].items() if r.get("layout") in ("speech", "any_to_any")}
+    for report in reports.values():
         for row in report["rows"]:
             row["variant"] = SAME_CODE_PATH.get(row["variant"], row["variant"])
     return {
@@ -92,9 +93,9 @@ def tiny_config() -> dict:
         },
         "findings": {"seeds": 0},  # the seed replicas are tested on the tiny SMALR run (tests/test_workflow_smalr.py)
         "speech": speech,
-        # the joint family and its any-to-any table (issue 18), as the default config has them
-        "variants": {name: default["variants"][name] for name in ("joint", "joint_text")},
-        "reports": {"any_to_any": default["reports"]["any_to_any"]},
+        # the thesis' tables and the joint family's any-to-any table (issue 18), as the default config has them
+        "variants": variants,
+        "reports": reports,
         "models": {"joint": {"universal_dim": 8, "gru_hidden": 8}},
         "fasttext": {"bucket": 1000, "epochs": 1},
         "resources": {"features": {"threads": 1}, "speech_train": {"threads": 1}},
@@ -104,7 +105,7 @@ def tiny_config() -> dict:
 def default_notes(report: str) -> list[str]:
     """The footnotes the default config gives a speech table (folded YAML: one line each)."""
     default = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    return [n.strip() for n in default["speech"]["reports"][report].get("notes", [])]
+    return [n.strip() for n in default["reports"][report].get("notes", [])]
 
 
 def snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:

@@ -25,7 +25,12 @@ from polyvse.train.translator import (
     train_target,
     vocabulary_vectors,
 )
-from polyvse.train.translator_runs import check_translator_config, needs_source_model, translator_settings
+from polyvse.train.translator_runs import (
+    check_translator_config,
+    needs_source_model,
+    translator_block,
+    translator_settings,
+)
 
 
 def write(path, text):
@@ -150,11 +155,38 @@ def test_cycling_batches_show_every_example_equally_often():
 
 
 def test_config_check_names_the_key():
-    block = {"dataset": "m30k", "source": "de", "target": "fr"}
-    with pytest.raises(ConfigError, match="translator.target"):
-        check_translator_config({"translator": block, "datasets": {"m30k": {"langs": ["en", "de"]}}})
-    with pytest.raises(ConfigError, match="translator.dataset"):
-        check_translator_config({"translator": block, "datasets": {"coco": {}}})
+    block = {"model": {"gru_hidden": 8}, "target_training": {"epochs": 2}, "examples": [10]}
+    variant = {"model": "translator", "dataset": "m30k", "train_langs": ["de", "fr"]}
+    config = {"translator": block, "variants": {"t": variant}, "datasets": {"m30k": {"langs": ["en", "de"]}}}
+    with pytest.raises(ConfigError, match="variants.t.train_langs: 'fr' is not in datasets.m30k.langs"):
+        check_translator_config(config)
+    config["datasets"]["m30k"]["langs"] = ["en", "de", "fr"]
+    check_translator_config(config)
+    for bad, key in (
+        ({"train_langs": ["de"]}, "variants.t.train_langs"),
+        ({"model_options": {"width": 3}}, "variants.t.model_options.width"),
+        ({"training_options": {"target_training": {"epoch": 3}}}, "variants.t.training_options.target_training.epoch"),
+        ({"training_options": {"speed": 3}}, "variants.t.training_options.speed"),
+    ):
+        config["variants"]["t"] = {**variant, **bad}
+        with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+            check_translator_config(config)
+
+
+def test_a_variant_overrides_the_translator_block_key_by_key():
+    block = {"model": {"gru_hidden": 8, "joint_dim": 4}, "target_training": {"epochs": 2, "lr": 0.1}, "examples": [10]}
+    variant = {
+        "model": "translator",
+        "dataset": "m30k",
+        "train_langs": ["de", "fr"],
+        "model_options": {"joint_dim": 16},
+        "training_options": {"target_training": {"epochs": 5}, "examples": [20, 40]},
+    }
+    got = translator_block({"translator": block, "variants": {"t": variant}, "seed": 2}, "t")
+    assert got["model"] == {"gru_hidden": 8, "joint_dim": 16}
+    assert got["target_training"] == {"epochs": 5, "lr": 0.1} and got["examples"] == [20, 40]
+    assert (got["source"], got["target"], got["dataset"], got["seed"]) == ("de", "fr", "m30k", 2)
+    assert block["target_training"] == {"epochs": 2, "lr": 0.1}  # the config is not changed
 
 
 def test_target_settings_carry_the_image_branch_and_fs_reads_the_source_under_it():
@@ -166,14 +198,15 @@ def test_target_settings_carry_the_image_branch_and_fs_reads_the_source_under_it
         "device": "cpu",
         "image_branch": "source",
     }
-    config = {"translator": block, "seed": 3}
-    assert translator_settings(config, "target")["image_branch"] == "source"
-    assert "image_branch" not in translator_settings(config, "source")  # the source run does not depend on it
-    assert [needs_source_model(config, p) for p in ("FS", "T1", "T2")] == [True, True, True]
+    variant = {"model": "translator", "dataset": "m30k", "train_langs": ["de", "fr"]}
+    config = {"translator": block, "seed": 3, "variants": {"t": variant}}
+    assert translator_settings(config, "t", "target")["image_branch"] == "source"
+    assert "image_branch" not in translator_settings(config, "t", "source")  # the source run does not depend on it
+    assert [needs_source_model(config, "t", p) for p in ("FS", "T1", "T2")] == [True, True, True]
     block["image_branch"] = "random"
-    assert [needs_source_model(config, p) for p in ("FS", "T1", "T2")] == [False, True, True]
+    assert [needs_source_model(config, "t", p) for p in ("FS", "T1", "T2")] == [False, True, True]
     with pytest.raises(ConfigError, match="unknown training stage 'pretrain'"):
-        translator_settings(config, "pretrain")
+        translator_settings(config, "t", "pretrain")
 
 
 SETTINGS = {

@@ -36,10 +36,23 @@ CONFIG = {
         }
     },
     "fasttext": {"dim": 16, "epochs": 5, "bucket": 10000},
-    "variants": {},
-    "reports": {},
+    "variants": {
+        "mlmme": {"model": "mlmme", "dataset": "m30k", "train_langs": ["en", "de"]},
+        "translator": {"model": "translator", "dataset": "m30k", "train_langs": ["de", "fr"]},
+    },
+    "reports": {
+        "mlmme_table1": {
+            "layout": "mlmme",
+            "caption": "MLMME vs VSE: image–sentence ranking (Calixto et al. 2017, Table 1 layout)",
+            "rows": [{"name": "MLMME", "variant": "mlmme"}],
+        },
+        "translator_curve": {
+            "layout": "translator_curve",
+            "caption": "Translator: recall against the number of target-language training examples (poster Figure 3 layout)",
+            "rows": [{"name": "Translator", "variant": "translator"}],
+        },
+    },
     "figures": {},
-    "extra_reports": ["mlmme_table1", "translator_curve"],
     "mlmme": {
         "betas": [1.0, 0.5],
         "model": {"word_dim": 8, "gru_hidden": 8, "joint_dim": 8, "dropout": 0.0},
@@ -90,9 +103,9 @@ def test_mlmme_table_has_the_paper_layout(workdir):
     assert "| | English VSE | English β=1 | English β=.5 | German VSE |" in md
     assert "*Sentence to image*" in md and "*Image to sentence*" in md and "en→de r@1" in md
     assert md.count("(+") + md.count("(-") >= 12  # every MLMME recall shows its gain over VSE
-    params = json.loads((workdir / "results/m30k/mlmme/b50/params.json").read_text())
+    params = json.loads((workdir / "results/m30k/mlmme/mlmme/b50/params.json").read_text())
     assert params["langs"] == ["en", "de"] and params["beta"] == 0.5
-    vse = json.loads((workdir / "results/m30k/mlmme/vse_de/params.json").read_text())
+    vse = json.loads((workdir / "results/m30k/mlmme/mlmme/vse_de/params.json").read_text())
     assert vse["langs"] == ["de"] and vse["params_train"] < params["params_train"]
 
 
@@ -115,16 +128,27 @@ def test_translator_curve_has_every_protocol_and_size(workdir):
         > curve.loc[curve["protocol"] == "FS", "params_train"].max()
     ).all()
     assert (workdir / "results" / "translator_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    align = json.loads((workdir / "results/m30k/translator/de-fr/align/align.json").read_text())
+    align = json.loads((workdir / "results/m30k/translator/translator/align/align.json").read_text())
     assert align["dictionary"].startswith("fr-en ∘ en-de") and align["matrix_shape"] == [16, 16]
     assert 0 <= align["p1_csls_rcsls"] <= 100 and align["heldout_queries"] >= 1
-    m = np.load(workdir / "results/m30k/translator/de-fr/align/translator.npy")
+    m = np.load(workdir / "results/m30k/translator/translator/align/translator.npy")
     assert np.linalg.norm(m, 2) <= 1 + 1e-5  # RCSLS's spectral constraint
-    log = (workdir / "logs/m30k/translator_align_de-fr.log").read_text()
+    log = (workdir / "logs/m30k/translator_align_translator.log").read_text()
     assert "held-out precision@1" in log
     # every protocol started from the source model's image branch (translator.image_branch's default)
     curve_log = (workdir / "logs/report_translator_curve.log").read_text()
     assert "Image branch of every protocol (FS, T1, T2) at the start: the trained de source model's" in curve_log
+
+
+def test_the_earlier_dialect_migrates_to_this_config():
+    """The same tables in the earlier dialect (extra_reports switching them on, dataset and
+    languages in the mlmme / translator blocks' defaults) migrate to CONFIG."""
+    from polyvse.config_migration import migrate
+
+    earlier = {k: v for k, v in CONFIG.items() if k not in ("variants", "reports")}
+    earlier.update(variants={}, reports={}, extra_reports=["mlmme_table1", "translator_curve"])
+    migrated = migrate(earlier)
+    assert migrated == CONFIG
 
 
 def test_nothing_left_to_do(workdir):

@@ -12,7 +12,7 @@ from polyvse.report.translator_curve import alignment_note, curve_table, initial
 with job_log(snakemake.log[0], "translator_curve") as log:
     rows = [pd.read_csv(p, sep="\t").iloc[0].to_dict() for p in snakemake.input.evals]
     table = curve_table(rows)
-    summary = json.loads(Path(snakemake.input.align[0]).read_text())
+    summary = json.loads(Path(snakemake.input.align).read_text())
     note = alignment_note(summary, snakemake.params.source, snakemake.params.target)
     init = initialisation_note(snakemake.params.image_branch, snakemake.params.source)
     log.info("%s; %s", init, note)

@@ -10,7 +10,7 @@ from polyvse.logs import job_log
 from polyvse.text.vocab import read_counts
 
 with job_log(snakemake.log[0], "translator_align") as log:
-    src, tgt, align = snakemake.wildcards.src, snakemake.wildcards.tgt, snakemake.params.align
+    src, tgt, align = snakemake.params.source, snakemake.params.target, snakemake.params.align
     pairs, how = bilingual_pairs(snakemake.input.dictionaries, tgt, src, snakemake.params.pivots)
     log.info("%s→%s dictionary: %d pairs from %s", tgt, src, len(pairs), how)
     result = fit_translator_matrix(

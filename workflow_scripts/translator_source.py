@@ -16,7 +16,7 @@ with job_log(snakemake.log[0], "translator_source") as log:
         read_captions(snakemake.input.captions),
         np.load(snakemake.input.features),
         ids,
-        snakemake.wildcards.src,
+        snakemake.params.source,
         read_counts(snakemake.input.vocab),
         np.load(snakemake.input.vectors),
         snakemake.params.settings,
@@ -27,7 +27,7 @@ with job_log(snakemake.log[0], "translator_source") as log:
     write_tsv(trained.fit.log, snakemake.output.epochs, float_format="%.5g")
     write_json(
         {
-            "lang": snakemake.wildcards.src,
+            "lang": snakemake.params.source,
             "params_train": int(train),
             "params_test": int(test),
             "best_epoch": int(trained.fit.best_epoch),

@@ -24,7 +24,7 @@ with job_log(snakemake.log[0], "translator_train") as log:
         captions,
         features,
         ids,
-        wc.tgt,
+        snakemake.params.target,
         read_counts(inp.vocab),
         np.load(inp.vectors),
         snakemake.params.settings,
@@ -35,13 +35,19 @@ with job_log(snakemake.log[0], "translator_train") as log:
         threads=snakemake.threads,
     )
     result = evaluate_target(
-        trained.model, trained.vocab, captions, features, ids, wc.tgt, snakemake.params.settings["text"]["max_len"]
+        trained.model,
+        trained.vocab,
+        captions,
+        features,
+        ids,
+        snakemake.params.target,
+        snakemake.params.settings["text"]["max_len"],
     )
     train, test = trained.model.parameter_counts()
     row = {
         "protocol": protocol,
         "n_examples": n,
-        "lang": wc.tgt,
+        "lang": snakemake.params.target,
         **result,
         "best_epoch": int(trained.fit.best_epoch),
         "val_mR": float(trained.fit.best_score),
@@ -52,7 +58,7 @@ with job_log(snakemake.log[0], "translator_train") as log:
         "%s, %d %s examples: test mR %.1f (R@1 text→image %.1f, image→text %.1f)",
         protocol,
         n,
-        wc.tgt,
+        snakemake.params.target,
         row["mR"],
         row["r1_t2i"],
         row["r1_i2t"],

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from polyvse.config import SPEECH_FAMILY
 from polyvse.report.findings import replica, spread
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("query", "target", "r1", "r10", "mr")
@@ -239,7 +240,7 @@ def any_to_any_markdown(
 def any_to_any_replicas(config: dict) -> list[str]:
     """Add to ``config`` the seed replicas of every model an any_to_any report compares
     (``findings.seeds`` seeds, as the findings' rows: ``{variant}-s{k}`` with seed + k, in
-    ``variants`` or ``speech.variants``) and return the names added. A replica the findings
+    ``variants``) and return the names added. A replica the findings
     already added is kept as it is."""
     seeds = int(config.get("findings", {}).get("seeds", 0))
     base = int(config.get("seed", 0))
@@ -248,8 +249,7 @@ def any_to_any_replicas(config: dict) -> list[str]:
         if rep.get("layout") != "any_to_any":
             continue
         for row in rep["rows"]:
-            section = config["speech"]["variants"] if row.get("speech_variant") else config["variants"]
-            name = row.get("speech_variant") or row["variant"]
+            section, name = config["variants"], row["variant"]
             for k in range(1, seeds):
                 if replica(name, k) not in section:
                     section[replica(name, k)] = {**copy.deepcopy(section[name]), "seed": base + k}
@@ -263,15 +263,9 @@ def model_evaluations(config: Mapping, report: str, results: str) -> list[dict]:
     seeds = max(1, int(config.get("findings", {}).get("seeds", 0)))
     out = []
     for row in config["reports"][report]["rows"]:
-        if row.get("speech_variant"):
-            name, ds = (
-                row["speech_variant"],
-                config["speech"]["variants"][row["speech_variant"]].get("dataset", "spoken"),
-            )
-            evals = [f"{results}/{ds}/speech/{replica(name, k)}/eval.tsv" for k in range(seeds)]
-            out.append({"name": row["name"], "kind": "speech", "evals": evals})
-        else:
-            name, ds = row["variant"], config["variants"][row["variant"]]["dataset"]
-            evals = [f"{results}/{ds}/joint/{replica(name, k)}/eval.tsv" for k in range(seeds)]
-            out.append({"name": row["name"], "kind": "joint", "evals": evals})
+        name = row["variant"]
+        v = config["variants"][name]
+        kind = "speech" if v["model"] == SPEECH_FAMILY else "joint"
+        evals = [f"{results}/{v['dataset']}/{kind}/{replica(name, k)}/eval.tsv" for k in range(seeds)]
+        out.append({"name": row["name"], "kind": kind, "evals": evals})
     return out

@@ -1,8 +1,8 @@
 """The seeds' findings, tested on our tables over several training seeds: results/findings.{md,tsv}.
 
 Each :class:`Claim` is one finding of a seed paper that a table of ours can test: rows of
-one table (a text report of ``reports``, a thesis table of ``speech.reports``, or MLMME
-Table 1) that the paper orders in one column, worst first, with the paper's numbers as
+one table of ``reports`` (a text table, a thesis table of layout speech, or MLMME
+Table 1, layout mlmme) that the paper orders in one column, worst first, with the paper's numbers as
 printed. One training of a row says nothing about a gap of a point or two, so every row a
 claim compares is trained ``findings.seeds`` times: the configured variant (seed
 ``seed``) and replicas named ``{variant}-s{k}`` (seed ``seed + k``, k = 1 … seeds − 1),
@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from polyvse.config import dataset_langs, human_langs, row_sources, speech_variant_dataset
+from polyvse.config import WORD_LAYOUTS, dataset_langs, human_langs, row_sources, speech_variant_dataset
+from polyvse.train.mlmme_runs import mlmme_block
 from polyvse.report.tables import COLUMN_NAME
 
 FAMILIES: tuple[str, ...] = ("text", "speech", "mlmme")
@@ -125,10 +126,19 @@ def _renamed_row(row: Mapping, k: int) -> dict:
 
 
 def _speech_row(config: Mapping, claim: Claim, label: str) -> Mapping:
-    rows = [r for r in config["speech"]["reports"][claim.table]["rows"] if r["name"] == label]
+    rows = [r for r in config["reports"][claim.table]["rows"] if r["name"] == label]
     if len(rows) != 1:
-        raise ValueError(f"findings {claim.key}: {len(rows)} rows named {label!r} in speech.reports.{claim.table}")
+        raise ValueError(f"findings {claim.key}: {len(rows)} rows named {label!r} in reports.{claim.table}")
     return rows[0]
+
+
+def _mlmme_variant(config: Mapping, claim: Claim) -> str:
+    """The mlmme variant of the claim's table (its one row)."""
+    return config["reports"][claim.table]["rows"][0]["variant"]
+
+
+FAMILY_LAYOUTS = {"text": WORD_LAYOUTS, "speech": ("speech",), "mlmme": ("mlmme",)}
+"""The report layouts a claim of each family reads."""
 
 
 def _mlmme_run(label: str, lang: str) -> str:
@@ -139,9 +149,12 @@ def _mlmme_run(label: str, lang: str) -> str:
 
 
 def claim_configured(config: Mapping, claim: Claim) -> bool:
-    """Whether the config has the table a claim reads, with every row it names."""
+    """Whether the config has the table a claim reads, of its family's layout, with every row it names."""
+    rep = (config.get("reports") or {}).get(claim.table)
+    if rep is None or rep.get("layout", "smalr") not in FAMILY_LAYOUTS[claim.family]:
+        return False
+    rows = rep.get("rows", [])
     if claim.family == "text":
-        rows = config.get("reports", {}).get(claim.table, {}).get("rows", [])
         return all(
             any(
                 r["name"] == label.rpartition("|")[2]
@@ -154,11 +167,10 @@ def claim_configured(config: Mapping, claim: Claim) -> bool:
             for label in claim.rows
         )
     if claim.family == "speech":
-        rows = config.get("speech", {}).get("reports", {}).get(claim.table, {}).get("rows", [])
         return all(any(r["name"] == label for r in rows) for label in claim.rows)
-    if MLMME_TABLE not in config.get("extra_reports", []):
+    if not rows or rows[0].get("variant") not in (config.get("variants") or {}):
         return False
-    block = config.get("mlmme", {})
+    block = mlmme_block(config, _mlmme_variant(config, claim))
     betas = {_mlmme_run(f"β={b:g}", "") for b in block.get("betas", [])}
     return claim.column.split(":")[0] in block.get("langs", []) and all(
         label == "VSE" or _mlmme_run(label, "") in betas for label in claim.rows
@@ -195,7 +207,7 @@ def replicated(config: Mapping, claims: Sequence[Claim] | None = None) -> dict[s
 
 def add_seed_replicas(config: dict, claims: Sequence[Claim] | None = None) -> dict[str, list[str]]:
     """Add the seed replicas of every text and speech variant a claim compares to ``config``
-    (``variants`` / ``speech.variants``: a copy with ``seed`` = the config's seed + k), and
+    (``variants``: a copy with ``seed`` = the config's seed + k), and
     return the replica MLMME runs (run → seed offset is in the name; rules/mlmme.smk trains
     them). Returns family → replica names."""
     seeds = int(config.get("findings", {}).get("seeds", 0))
@@ -209,10 +221,7 @@ def add_seed_replicas(config: dict, claims: Sequence[Claim] | None = None) -> di
             added["text"].append(name)
         for v in need["speech"]:
             name = replica(v, k)
-            config["speech"]["variants"][name] = {
-                **copy.deepcopy(config["speech"]["variants"][v]),
-                "seed": base_seed + k,
-            }
+            config["variants"][name] = {**copy.deepcopy(config["variants"][v]), "seed": base_seed + k}
             added["speech"].append(name)
         added["mlmme"] += [replica(run, k) for run in need["mlmme"]]
     return added
@@ -266,14 +275,15 @@ def _speech_sources(config: Mapping, claim: Claim, results: str, seeds: int) -> 
 
 
 def _mlmme_sources(config: Mapping, claim: Claim, results: str, seeds: int) -> dict:
-    ds = config["mlmme"]["dataset"]
+    variant = _mlmme_variant(config, claim)
+    ds = config["variants"][variant]["dataset"]
     lang = claim.column.split(":")[0]
     return {
         "rows": {
             label: [
                 {
-                    "eval": f"{results}/{ds}/mlmme/{replica(_mlmme_run(label, lang), k)}/eval.tsv",
-                    "params": f"{results}/{ds}/mlmme/{replica(_mlmme_run(label, lang), k)}/params.json",
+                    "eval": f"{results}/{ds}/mlmme/{variant}/{replica(_mlmme_run(label, lang), k)}/eval.tsv",
+                    "params": f"{results}/{ds}/mlmme/{variant}/{replica(_mlmme_run(label, lang), k)}/params.json",
                 }
                 for k in range(seeds)
             ]

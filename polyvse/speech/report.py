@@ -73,11 +73,11 @@ def speech_markdown(table: pd.DataFrame, langs: Sequence[str], caption: str, not
 
 
 def table_notes(report: Mapping, name: str) -> list[str]:
-    """The footnotes of a ``speech.reports`` entry (its ``notes``, printed under the table
+    """The footnotes of a speech report (layout speech) (its ``notes``, printed under the table
     in order), checked: each a non-empty string."""
     notes = report.get("notes") or []
     if isinstance(notes, str) or not all(isinstance(n, str) and n.strip() for n in notes):
-        raise ValueError(f"speech.reports.{name}.notes: expected a list of non-empty strings, got {notes!r}")
+        raise ValueError(f"reports.{name}.notes: expected a list of non-empty strings, got {notes!r}")
     return [n.strip() for n in notes]
 
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from polyvse.config import (
     JOINT_FAMILY,
+    SPEECH_FAMILY,
     SPEECH_LOSS_OPTIONS,
     ConfigError,
     human_langs,
-    speech_variant_dataset,
     variant_seed,
 )
 
@@ -123,28 +123,24 @@ def _check_any_to_any_report(config: Mapping, report: str) -> None:
     """An any_to_any report: its first row a joint variant, every row a joint variant or a speech
     variant, all of the report's dataset."""
     rep, key = config["reports"][report], f"reports.{report}"
-    variants, speech = config.get("variants", {}), (config.get("speech") or {}).get("variants") or {}
+    variants = config.get("variants", {})
     if not rep["rows"]:
         raise ConfigError(f"{key}.rows", "an any_to_any report compares at least one joint model")
     for i, row in enumerate(rep["rows"]):
         where = f"{key}.rows[{i}]"
-        given = [k for k in ("variant", "speech_variant", "per_language", "per_dataset") if row.get(k)]
-        if len(given) != 1 or given[0] not in ("variant", "speech_variant"):
-            raise ConfigError(where, "an any_to_any row gives exactly one of variant (joint) or speech_variant")
+        given = [k for k in ("variant", "per_language", "per_dataset") if row.get(k)]
+        if given != ["variant"]:
+            raise ConfigError(where, "an any_to_any row names one variant (joint or speech)")
         if row.get("protocol", "direct") != "direct":
             raise ConfigError(f"{where}.protocol", "an any_to_any row tests its model directly")
-        if row.get("speech_variant"):
-            if i == 0:
-                raise ConfigError(where, "the first row of an any_to_any report is the joint model")
-            if row["speech_variant"] not in speech:
-                raise ConfigError(f"{where}.speech_variant", f"unknown speech variant {row['speech_variant']!r}")
-            ds = speech_variant_dataset(config, row["speech_variant"])
-        else:
-            ref = row["variant"]
-            if ref not in variants:
-                raise ConfigError(f"{where}.variant", f"unknown variant {ref!r}")
-            if variants[ref]["model"] != JOINT_FAMILY:
-                raise ConfigError(f"{where}.variant", f"variant {ref!r} is not a joint model")
-            ds = variants[ref]["dataset"]
+        ref = row["variant"]
+        if ref not in variants:
+            raise ConfigError(f"{where}.variant", f"unknown variant {ref!r}")
+        family = variants[ref]["model"]
+        if family not in (JOINT_FAMILY, SPEECH_FAMILY):
+            raise ConfigError(f"{where}.variant", f"variant {ref!r} is a {family} model, not a joint or speech one")
+        if i == 0 and family != JOINT_FAMILY:
+            raise ConfigError(where, "the first row of an any_to_any report is the joint model")
+        ds = variants[ref]["dataset"]
         if ds != rep["dataset"]:
             raise ConfigError(where, f"its model is trained on {ds!r}, the report's dataset is {rep['dataset']!r}")

@@ -1,13 +1,14 @@
-"""The runs of MLMME Table 1 and their settings, from the config's ``mlmme``
-block (Calixto et al. 2017, Table 1 and §4). Kept free of torch: the workflow
-reads it while building the DAG.
+"""The runs of an mlmme variant (MLMME Table 1's columns) and their settings, from the
+variant and the config's ``mlmme`` block (Calixto et al. 2017, Table 1 and §4). Kept free
+of torch: the workflow reads it while building the DAG.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 
-from polyvse.config import ConfigError
+from polyvse.config import MLMME_FAMILY, ConfigError, family_variants, variant_seed
 
 CONFIG_KEY = "mlmme"
 
@@ -39,14 +40,33 @@ def replica_offset(run: str) -> tuple[str, int]:
     return (base, int(k)) if sep and k.isdigit() and int(k) > 0 else (run, 0)
 
 
-def run_settings(config: Mapping, run: str) -> dict:
-    """Everything one run depends on: the ``mlmme`` block, the run's languages
-    and β, the text settings and the seed (the config's, plus k for a seed replica ``{run}-s{k}``)."""
-    block = config[CONFIG_KEY]
+def mlmme_block(config: Mapping, variant: str) -> dict:
+    """The settings of an mlmme variant: the config's ``mlmme`` block, its ``model`` and
+    ``training`` under the variant's ``model_options`` / ``training_options``, with the
+    variant's dataset, languages (``langs``) and seed."""
+    v = config["variants"][variant]
+    block = copy.deepcopy(dict(config.get(CONFIG_KEY) or {}))
+    block["model"] = {**block.get("model", {}), **(v.get("model_options") or {})}
+    block["training"] = {**block.get("training", {}), **(v.get("training_options") or {})}
+    block["dataset"] = v["dataset"]
+    block["langs"] = list(v["train_langs"])
+    block["seed"] = variant_seed(config, v)
+    return block
+
+
+def variant_runs(config: Mapping, variant: str) -> dict[str, dict]:
+    """An mlmme variant's runs (:func:`mlmme_runs`), named as its directories under results/{dataset}/mlmme/{variant}/."""
+    return mlmme_runs(mlmme_block(config, variant))
+
+
+def run_settings(config: Mapping, variant: str, run: str) -> dict:
+    """Everything one run depends on: the variant's settings (:func:`mlmme_block`), the run's
+    languages and β, the text settings and the seed (the variant's, plus k for a seed replica ``{run}-s{k}``)."""
+    block = mlmme_block(config, variant)
     runs = mlmme_runs(block)
     run, offset = replica_offset(run)
     if run not in runs:
-        raise ConfigError(f"{CONFIG_KEY}.betas", f"no run named {run!r} (runs: {', '.join(runs)})")
+        raise ConfigError(f"variants.{variant}", f"no run named {run!r} (runs: {', '.join(runs)})")
     return {
         **runs[run],
         "model": dict(block["model"]),
@@ -57,18 +77,23 @@ def run_settings(config: Mapping, run: str) -> dict:
         "margin": float(block["margin"]),
         "reduction": block["reduction"],
         "text": dict(config.get("text", {})),
-        "seed": int(config.get("seed", 0)) + offset,
+        "seed": block["seed"] + offset,
     }
 
 
 def check_mlmme_config(config: Mapping) -> None:
-    """What the schema cannot check: the dataset exists and has the languages; run names are distinct."""
-    block = config[CONFIG_KEY]
+    """What the schema cannot check, for every mlmme variant: the dataset has its languages,
+    its overrides are settings of the mlmme block, its run names are distinct."""
     datasets = config.get("datasets", {})
-    if block["dataset"] not in datasets:
-        raise ConfigError(f"{CONFIG_KEY}.dataset", f"unknown dataset {block['dataset']!r}")
-    have = datasets[block["dataset"]].get("langs") or []
-    missing = [lang for lang in block["langs"] if lang not in have]
-    if missing:
-        raise ConfigError(f"{CONFIG_KEY}.langs", f"{', '.join(missing)} not in datasets.{block['dataset']}.langs")
-    mlmme_runs(block)
+    block = config.get(CONFIG_KEY) or {}
+    for name in family_variants(config, MLMME_FAMILY):
+        v, key = config["variants"][name], f"variants.{name}"
+        have = datasets[v["dataset"]].get("langs") or []
+        missing = [lang for lang in v["train_langs"] if lang not in have]
+        if missing:
+            raise ConfigError(f"{key}.train_langs", f"{', '.join(missing)} not in datasets.{v['dataset']}.langs")
+        for part in ("model", "training"):
+            for opt in v.get(f"{part}_options") or {}:
+                if opt not in (block.get(part) or {}):
+                    raise ConfigError(f"{key}.{part}_options.{opt}", f"not a setting of mlmme.{part}")
+        mlmme_runs(mlmme_block(config, name))
