@@ -331,11 +331,9 @@ def test_written_captions(jm: JointQueryModel) -> Index:
 def _embed_sentences(jm: JointQueryModel, texts: list[str], lang: str) -> torch.Tensor:
     """Sentences of one written language → ``(S, D)`` (unit norm where the model scores cosines)."""
     assert jm.vocab is not None
-    ids = [jm.vocab.encode(t, lang, jm.max_len) for t in texts]
-    lengths = torch.tensor([len(x) for x in ids], dtype=torch.long)
-    tokens = torch.zeros((len(ids), int(lengths.max())), dtype=torch.long)
-    for row, x in enumerate(ids):
-        tokens[row, : len(x)] = torch.tensor(x, dtype=torch.long)
+    from polyvse.train.joint import padded_tokens
+
+    tokens, lengths = padded_tokens([jm.vocab.encode(t, lang, jm.max_len) for t in texts])
     out = jm.model.embed_text(lang, tokens, lengths)
     return nn.functional.normalize(out, dim=-1) if jm.normalize else out
 

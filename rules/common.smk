@@ -26,10 +26,6 @@ from polyvse.config import (
     report_datasets,
     report_evaluations,
     report_variants,
-    speech_report_dataset,
-    speech_report_variants,
-    speech_variant_dataset,
-    speech_variant_settings,
     variant_settings,
 )
 from polyvse.config_files import located, schema_violation
@@ -42,6 +38,13 @@ from polyvse.report.gallery import gallery_candidates
 from polyvse.translate.quality import mt_datasets
 from polyvse.runlock import claim_directory, release_directory
 from polyvse.stopping import stop_jobs_on_signals
+from polyvse.speech.settings import (
+    check_speech_config,
+    speech_report_dataset,
+    speech_report_variants,
+    speech_variant_dataset,
+    speech_variant_settings,
+)
 from polyvse.train.families import variant_needs
 from polyvse.train.joint_settings import check_joint_config, joint_variant_settings
 from polyvse.train.mlmme_runs import check_mlmme_config, variant_runs
@@ -58,6 +61,7 @@ try:
         raise _violation
     validate(config, "../config/schema.yaml")
     check_config(config, _SCHEMA)
+    check_speech_config(config, _SCHEMA)
     check_joint_config(config, _SCHEMA)
     check_mlmme_config(config)
     check_translator_config(config)

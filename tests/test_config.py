@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from polyvse.speech.settings import check_speech_config
 from polyvse.config import (
     ConfigError,
     check_config,
@@ -107,6 +108,7 @@ def test_errors_name_the_key(config, edit, key, reason):
     edit(bad)
     with pytest.raises(ConfigError) as err:
         check_config(bad)
+        check_speech_config(bad)  # the speech family's own checks, run next by the workflow
     assert err.value.key == key and reason in str(err.value)
 
 

@@ -8,7 +8,8 @@ import math
 
 import pandas as pd
 
-from polyvse.config import speech_variant_settings, variant_settings
+from polyvse.config import variant_settings
+from polyvse.speech.settings import speech_variant_settings
 from polyvse.report.findings import (
     Claim,
     active_claims,

@@ -13,7 +13,8 @@ import torch
 import yaml
 from pathlib import Path
 
-from polyvse.config import SPEECH_LOSS_OPTIONS, ConfigError, check_config, speech_variant_settings
+from polyvse.config import ConfigError, check_config
+from polyvse.speech.settings import SPEECH_LOSS_OPTIONS, check_speech_config, speech_variant_settings
 from polyvse.errors import InputError
 from polyvse.speech.data import view_set
 from polyvse.evaluate.retrieval import bidirectional_retrieval
@@ -573,6 +574,7 @@ def test_speech_config_checks_name_the_key():
     schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
     base = _default_config()
     check_config(base, schema)
+    check_speech_config(base, schema)
     s = speech_variant_settings(base, "mhsa_lr1e4_d1")
     assert s["model"]["pooling"] == "mhsa" and s["training"]["attention_lr"] == 1e-4 and s["langs"] == LANGS
     assert s["model"]["widths"] == base["speech"]["model"]["widths"]  # global settings under the override
@@ -582,6 +584,7 @@ def test_speech_config_checks_name_the_key():
         edit(config)
         with pytest.raises(ConfigError, match=reason) as err:
             check_config(config, schema)
+            check_speech_config(config, schema)
         assert err.value.key == key
 
     v = lambda c: c["variants"]  # noqa: E731

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from polyvse.config import WORD_LAYOUTS, dataset_langs, human_langs, row_sources, speech_variant_dataset
+from polyvse.config import WORD_LAYOUTS, dataset_langs, human_langs, row_sources
+from polyvse.speech.settings import speech_variant_dataset
 from polyvse.train.mlmme_runs import mlmme_block
 from polyvse.report.tables import COLUMN_NAME
 

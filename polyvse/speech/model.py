@@ -78,7 +78,7 @@ class GroundedSpeechModel(nn.Module):
 
 
 def build_speech_model(model_settings: Mapping[str, Any], langs: Sequence[str], image_dim: int) -> GroundedSpeechModel:
-    """A model from a variant's ``model`` settings (see ``polyvse.config.speech_variant_settings``)."""
+    """A model from a variant's ``model`` settings (see ``polyvse.speech.settings.speech_variant_settings``)."""
     return GroundedSpeechModel({**dict(model_settings), "langs": list(langs), "image_dim": int(image_dim)})
 
 

@@ -170,7 +170,7 @@ def train_speech(
     progress: bool = True,
 ) -> TrainedSpeechModel:
     """Train one variant. ``settings``: ``{"model": {...}, "training": {...}, "seed": int}``
-    (``polyvse.config.speech_variant_settings``); ``features`` ``(N_images, F)`` indexed by the
+    (``polyvse.speech.settings.speech_variant_settings``); ``features`` ``(N_images, F)`` indexed by the
     view sets' ``image_rows``."""
     torch.set_num_threads(max(1, int(threads)))  # the job's threads: no oversubscription beside other jobs
     tr, seed = settings["training"], int(settings["seed"])

@@ -131,14 +131,18 @@ def joint_views(
     text = {}
     for lang in text_langs:
         assert vocab is not None
-        ids = [vocab.encode(t, lang, max_len) for t in by_lang[lang].loc[image_ids].tolist()]
-        lengths = torch.tensor([len(x) for x in ids], dtype=torch.long)
-        tokens = torch.zeros((len(ids), int(lengths.max())), dtype=torch.long)
-        for row, x in enumerate(ids):
-            tokens[row, : len(x)] = torch.tensor(x, dtype=torch.long)
-        text[lang] = (tokens, lengths)
+        text[lang] = padded_tokens([vocab.encode(t, lang, max_len) for t in by_lang[lang].loc[image_ids].tolist()])
     rows = np.array([image_index[i] for i in image_ids], dtype=np.int64)
     return JointViews(image_ids, rows, speech, text)
+
+
+def padded_tokens(ids: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token ids of S sentences → ``tokens (S, L_max)`` right-padded with 0 and ``lengths (S,)``."""
+    lengths = torch.tensor([len(x) for x in ids], dtype=torch.long)
+    tokens = torch.zeros((len(ids), int(lengths.max())), dtype=torch.long)
+    for row, x in enumerate(ids):
+        tokens[row, : len(x)] = torch.tensor(x, dtype=torch.long)
+    return tokens, lengths
 
 
 def speech_langs(speech: ViewSet | None) -> list[str]:

@@ -11,11 +11,11 @@ from typing import Any
 from polyvse.config import (
     JOINT_FAMILY,
     SPEECH_FAMILY,
-    SPEECH_LOSS_OPTIONS,
     ConfigError,
     human_langs,
     variant_seed,
 )
+from polyvse.speech.settings import SPEECH_LOSS_OPTIONS
 
 
 def joint_variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
