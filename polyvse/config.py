@@ -174,10 +174,6 @@ def report_extensions(layout: str) -> tuple[str, ...]:
     return ("tsv", "png") if layout == "translator_curve" else ("tsv", "md")
 
 
-def is_joint(config: Mapping, variant: str) -> bool:
-    return config["variants"][variant]["model"] == JOINT_FAMILY
-
-
 def family_variants(config: Mapping, *families: str) -> list[str]:
     """The variants of ``families``, in config order."""
     return [name for name, v in (config.get("variants") or {}).items() if v["model"] in families]
