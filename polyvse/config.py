@@ -323,29 +323,31 @@ def _check_result_names(config: Mapping) -> None:
             tables[name] = section
 
 
-def check_config(config: Mapping, schema: Mapping | None = None) -> None:
+def _adapter_path(name: str, ds: Mapping, key: str, what: str, exists: Any, kind: str) -> None:
+    """A dataset's ``{adapter}.{key}`` path is given and ``exists`` (Path.is_dir or Path.is_file)."""
+    adapter = ds["adapter"]
+    path = (ds.get(adapter) or {}).get(key)
+    if not path:
+        raise ConfigError(f"datasets.{name}.{adapter}.{key}", f"adapter {adapter} needs {what}")
+    if not exists(Path(path)):
+        raise ConfigError(f"datasets.{name}.{adapter}.{key}", f"{kind} {path} does not exist")
+
+
+def check_config(config: Mapping) -> None:
     """Raise :class:`ConfigError` on the first reference to something missing, or the
     first name that would write outside results_dir (:func:`check_output_paths`).
 
-    ``schema`` (config/schema.yaml, loaded) lets the free-form overrides of speech
-    variants be checked against the settings they override."""
+    The word families are checked here; every other family's own module checks its
+    variants and tables (the workflow runs them next: rules/common.smk)."""
     check_output_paths(config)
     datasets = config.get("datasets", {})
     if not datasets:
         raise ConfigError("datasets", "no dataset is configured")
     for name, ds in datasets.items():
         if ds["adapter"] == "multi30k":
-            root = (ds.get("multi30k") or {}).get("root")
-            if not root:
-                raise ConfigError(f"datasets.{name}.multi30k.root", "adapter multi30k needs the checkout's path")
-            if not Path(root).is_dir():
-                raise ConfigError(f"datasets.{name}.multi30k.root", f"directory {root} does not exist")
+            _adapter_path(name, ds, "root", "the checkout's path", Path.is_dir, "directory")
         if ds["adapter"] == "places_speech":
-            listed = (ds.get("places_speech") or {}).get("utterances")
-            if not listed:
-                raise ConfigError(f"datasets.{name}.places_speech.utterances", "adapter places_speech needs the list")
-            if not Path(listed).is_file():
-                raise ConfigError(f"datasets.{name}.places_speech.utterances", f"file {listed} does not exist")
+            _adapter_path(name, ds, "utterances", "the list", Path.is_file, "file")
         if ds["adapter"] == "coco":
             coco = ds.get("coco") or {}
             needed = {

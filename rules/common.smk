@@ -60,7 +60,7 @@ try:
     if _violation is not None:
         raise _violation
     validate(config, "../config/schema.yaml")
-    check_config(config, _SCHEMA)
+    check_config(config)
     check_speech_config(config, _SCHEMA)
     check_joint_config(config, _SCHEMA)
     check_mlmme_config(config)
