@@ -186,7 +186,8 @@ def test_paper_speech_config_has_the_thesis_sizes_and_the_default_tables(tmp_pat
     listed.write_text("image_id\tsplit\tlang\twav\n")
     c["datasets"]["spoken"]["places_speech"]["utterances"] = str(listed)
     c["image_features"]["weights_path"] = str(REPO / "config" / "schema.yaml")
-    check_config(c, yaml.safe_load((REPO / "config" / "schema.yaml").read_text()))
+    check_config(c)
+    check_speech_config(c, yaml.safe_load((REPO / "config" / "schema.yaml").read_text()))
     speech = c["speech"]
     assert speech["model"]["widths"] == [128, 128, 256, 512, 1024] and speech["model"]["ff_dim"] == 2048
     assert (speech["training"]["epochs"], speech["training"]["batch_size"], speech["training"]["lr"]) == (75, 128, 1e-3)

@@ -117,8 +117,10 @@ def test_straight_through_gradients():
     assert {int(i) for i in got_emb.abs().sum(dim=1).nonzero()} == chosen  # only chosen tokens move
 
 
-def straight_through_run(straight_through: str, explore_m: int, training: bool = True) -> dict[str, torch.Tensor]:
-    lv = latent_vocab(explore_m=explore_m, straight_through=straight_through)  # seed 0: one init for all runs
+def straight_through_run(
+    straight_through: str, explore_m: int, training: bool = True, scorer: str = "dot"
+) -> dict[str, torch.Tensor]:
+    lv = latent_vocab(explore_m=explore_m, straight_through=straight_through, scorer=scorer)  # seed 0: one init
     lv.train(training)
     lv.generator = torch.Generator().manual_seed(5)
     tokens, lengths = torch.tensor([[2, 7, 4, 9], [3, 3, 1, 0], [5, 6, 8, 2]]), torch.tensor([4, 3, 4])
@@ -127,12 +129,35 @@ def straight_through_run(straight_through: str, explore_m: int, training: bool =
     return {"out": out.detach(), "keys": lv.keys.grad, "query": lv.query.weight.grad, "emb": lv.embeddings.grad}
 
 
-def test_top_m_straight_through_is_softmax_when_m_covers_every_token():
+@pytest.mark.parametrize("scorer", ["dot", "cosine"])
+def test_top_m_straight_through_is_softmax_when_m_covers_every_token(scorer):
     """top_m renormalises the soft attention over each word's M best tokens: with M = n_tokens it is
     the full softmax, choice (exploration included) and gradients alike."""
-    full, top = straight_through_run("softmax", 30), straight_through_run("top_m", 30)
+    full, top = straight_through_run("softmax", 30, scorer=scorer), straight_through_run("top_m", 30, scorer=scorer)
     for name in full:
         assert torch.allclose(full[name], top[name], atol=1e-5), name
+
+
+def test_the_cosine_scorer_has_no_common_offset_and_no_norm_to_win_by():
+    """The cosine scorer: an FC without bias (a zero, i.e. mean, vector scores every token alike), unit
+    queries and keys (scores within ±cosine_scale / temperature, a key's norm changes nothing), where the
+    dot scorer lets one key with a large norm win every word."""
+    words = torch.arange(1, 10)
+    cosine = latent_vocab(scorer="cosine", cosine_scale=20.0, temperature=2.0)
+    assert cosine.query.bias is None and latent_vocab().query.bias is not None
+    scores = cosine.scores(words)
+    assert scores.abs().max() <= 10.0 + 1e-5
+    dot = latent_vocab()
+    with torch.no_grad():
+        for lv in (cosine, dot):
+            lv.keys[7] *= 1000.0
+    assert torch.allclose(cosine.scores(words), scores, atol=1e-4)
+    assert (dot.scores(words).argmax(dim=1) == 7).float().mean() >= 0.5  # a long key wins many words
+    with torch.no_grad():
+        cosine.word_vectors[3] = 0.0
+    assert torch.allclose(cosine.scores(torch.tensor([3])), torch.zeros(1, 30))
+    with pytest.raises(ValueError, match="scorer"):
+        latent_vocab(scorer="bilinear")
 
 
 def test_top_m_straight_through_chooses_as_softmax_and_moves_only_the_top_keys():

@@ -51,6 +51,7 @@ from polyvse.models.universal import masked_mean, valid_mask
 
 
 STRAIGHT_THROUGH = ("softmax", "top_m")
+SCORERS = ("dot", "cosine")
 
 
 @dataclass
@@ -59,7 +60,18 @@ class LatentVocabularyConfig:
     embedding size = the universal embedding (512); explore_p, explore_m: p, M;
     straight_through: the soft attention the scorer's gradient follows, ``softmax``
     over all n_tokens, or ``top_m`` over each word's M best tokens only (memory
-    ``words x M`` instead of ``words x n_tokens``: see :meth:`LatentVocabulary.forward`)."""
+    ``words x M`` instead of ``words x n_tokens``: see :meth:`LatentVocabulary.forward`);
+    scorer: ``dot``, ``FC(x) · K_k / τ`` (the FC with a bias, as the paper's "fully connected
+    layer" reads), or ``cosine``, ``cos(FC(x), K_k) · cosine_scale / τ`` with an FC without bias.
+
+    Why ``cosine`` exists: with ``dot`` both the scale of the scores and a per-token offset common
+    to every word (the bias's component along a key) are free parameters, so the straight-through
+    gradient, which pushes every word of a sentence along the same direction (a mean-pooled
+    sentence gives each of its words the same gradient), can make one token the argmax of
+    nearly every word: on the default data at the paper's settings (temperature 1, no usage term)
+    one token ends up with 70 % of the words. Without the bias the queries of a language's
+    centred vectors average to zero, so no token is preferred by every word; with unit queries
+    and keys a key wins the words nearest to it, not the words of the largest norm."""
 
     vocab_size: int
     word_dim: int = 300
@@ -70,10 +82,14 @@ class LatentVocabularyConfig:
     explore_m: int = 20
     temperature: float = 1.0
     straight_through: str = "softmax"
+    scorer: str = "dot"
+    cosine_scale: float = 30.0
 
     def __post_init__(self) -> None:
         if self.straight_through not in STRAIGHT_THROUGH:
             raise ValueError(f"straight_through must be one of {STRAIGHT_THROUGH}, got {self.straight_through!r}")
+        if self.scorer not in SCORERS:
+            raise ValueError(f"scorer must be one of {SCORERS}, got {self.scorer!r}")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -147,14 +163,29 @@ class LatentVocabulary(nn.Module):
                 f"({config.vocab_size}, {config.word_dim})"
             )
         self.register_buffer("word_vectors", word_vectors.detach().float().clone())
-        self.query = nn.Linear(config.word_dim, config.scorer_dim)
+        self.query = nn.Linear(config.word_dim, config.scorer_dim, bias=config.scorer == "dot")
         self.keys = nn.Parameter(torch.randn(config.n_tokens, config.scorer_dim) / config.scorer_dim**0.5)
         self.embeddings = nn.Parameter(torch.randn(config.n_tokens, config.dim) / config.dim**0.5)
         self.generator: torch.Generator | None = None  # exploration draws; None → torch's global RNG
 
+    def _queries(self, word_ids: Tensor) -> Tensor:
+        """``(W,)`` word ids → ``(W, scorer_dim)`` queries (unit vectors for the cosine scorer)."""
+        q = self.query(self.word_vectors[word_ids])
+        return nn.functional.normalize(q, dim=-1) if self.config.scorer == "cosine" else q
+
+    def _keys(self) -> Tensor:
+        """``(n_tokens, scorer_dim)`` keys (unit vectors for the cosine scorer)."""
+        return nn.functional.normalize(self.keys, dim=-1) if self.config.scorer == "cosine" else self.keys
+
+    def _scaled(self, products: Tensor) -> Tensor:
+        """Query · key products → scores: times cosine_scale (cosine), over the temperature."""
+        if self.config.scorer == "cosine":
+            products = products * self.config.cosine_scale
+        return products / self.config.temperature
+
     def scores(self, word_ids: Tensor) -> Tensor:
         """``(W,)`` word ids → ``(W, n_tokens)`` assignment scores."""
-        return self.query(self.word_vectors[word_ids]) @ self.keys.T / self.config.temperature
+        return self._scaled(self._queries(word_ids) @ self._keys().T)
 
     def forward(self, tokens: Tensor, lengths: Tensor) -> Tensor:
         """``(S, T)`` token ids, ``(S,)`` lengths → ``(S, dim)`` sentence vectors.
@@ -191,12 +222,12 @@ class LatentVocabulary(nn.Module):
         Returns the chosen token of every occurrence ``(R,)`` and the zero-valued gradient carrier
         ``(W, dim)``."""
         m = min(self.config.explore_m, self.config.n_tokens)
-        query = self.query(self.word_vectors[words])  # (W, scorer_dim)
-        with torch.no_grad():  # the ranking needs no temperature (> 0): one matmul a chunk, then top M
+        query, keys = self._queries(words), self._keys()  # (W, scorer_dim), (n_tokens, scorer_dim)
+        with torch.no_grad():  # the ranking needs no scale (> 0): one matmul a chunk, then top M
             top = torch.cat(
-                [(query[i : i + chunk] @ self.keys.T).topk(m, dim=1).indices for i in range(0, len(words), chunk)]
+                [(query[i : i + chunk] @ keys.T).topk(m, dim=1).indices for i in range(0, len(words), chunk)]
             )  # (W, M), best first
-        top_scores = torch.bmm(self.keys[top], query.unsqueeze(-1)).squeeze(-1) / self.config.temperature  # (W, M)
+        top_scores = self._scaled(torch.bmm(keys[top], query.unsqueeze(-1)).squeeze(-1))  # (W, M)
         column = explore_choice(top_scores.detach(), p, m, occurrence, self.generator)
         chosen = top[occurrence, column]
         probs = torch.softmax(top_scores, dim=1)

@@ -149,6 +149,8 @@ def pretrain_latent_vocabulary(
         explore_m=settings["explore_m"],
         temperature=settings["temperature"],
         straight_through=settings.get("straight_through", "softmax"),
+        scorer=settings.get("scorer", "dot"),
+        cosine_scale=float(settings.get("cosine_scale", 30.0)),
     )
     model = LatentVocabulary(config, vectors)
     images = sorted(set(captions["image_id"]), key=str)
