@@ -20,6 +20,8 @@ rule translator_align:
     """M from the target's word vectors into the source's: orthogonal Procrustes (SVD),
     then RCSLS (k nearest neighbours), on a dictionary composed through a pivot where
     no direct one exists; logs the held-out dictionary-induction precision@1."""
+    wildcard_constraints:
+        variant=names_regex(TRANSLATOR_VARIANTS),
     input:
         unpack(
             lambda wc: {
@@ -57,6 +59,8 @@ rule translator_align:
 rule translator_source:
     """The source-language VSE model over its frozen word vectors, on all its human
     captions; T1 and T2 start from its text encoder and image branch."""
+    wildcard_constraints:
+        variant=names_regex(TRANSLATOR_VARIANTS),
     input:
         captions=f"{R}/{{dataset}}/captions.parquet",
         features=f"{R}/{{dataset}}/image_features/{BACKBONE}.npy",
@@ -88,6 +92,8 @@ rule translator_train:
     """One point of the curve: the target model of a protocol (FS, T1, T2) trained on the
     first {n_examples} target examples, then tested on the target's test captions
     (in the same job: the models are small and many)."""
+    wildcard_constraints:
+        variant=names_regex(TRANSLATOR_VARIANTS),
     input:
         unpack(translator_train_inputs),
     output:
