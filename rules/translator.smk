@@ -20,8 +20,6 @@ rule translator_align:
     """M from the target's word vectors into the source's: orthogonal Procrustes (SVD),
     then RCSLS (k nearest neighbours), on a dictionary composed through a pivot where
     no direct one exists; logs the held-out dictionary-induction precision@1."""
-    wildcard_constraints:
-        variant=names_regex(TRANSLATOR_VARIANTS),
     input:
         unpack(
             lambda wc: {
@@ -40,6 +38,8 @@ rule translator_align:
         "logs/{dataset}/translator_align_{variant}.log",
     benchmark:
         "benchmarks/translator_align/{dataset}/{variant}.tsv"
+    wildcard_constraints:
+        variant=names_regex(TRANSLATOR_VARIANTS),
     conda:
         "../envs/polyvse.yaml"
     threads: 1
@@ -59,8 +59,6 @@ rule translator_align:
 rule translator_source:
     """The source-language VSE model over its frozen word vectors, on all its human
     captions; T1 and T2 start from its text encoder and image branch."""
-    wildcard_constraints:
-        variant=names_regex(TRANSLATOR_VARIANTS),
     input:
         captions=f"{R}/{{dataset}}/captions.parquet",
         features=f"{R}/{{dataset}}/image_features/{BACKBONE}.npy",
@@ -75,6 +73,8 @@ rule translator_source:
         "logs/{dataset}/translator_source_{variant}.log",
     benchmark:
         "benchmarks/translator_source/{dataset}/{variant}.tsv"
+    wildcard_constraints:
+        variant=names_regex(TRANSLATOR_VARIANTS),
     conda:
         "../envs/polyvse.yaml"
     threads: config["translator"]["threads"]
@@ -92,8 +92,6 @@ rule translator_train:
     """One point of the curve: the target model of a protocol (FS, T1, T2) trained on the
     first {n_examples} target examples, then tested on the target's test captions
     (in the same job: the models are small and many)."""
-    wildcard_constraints:
-        variant=names_regex(TRANSLATOR_VARIANTS),
     input:
         unpack(translator_train_inputs),
     output:
@@ -104,6 +102,8 @@ rule translator_train:
         "logs/{dataset}/translator_train_{variant}_{translator_protocol}_n{n_examples}.log",
     benchmark:
         "benchmarks/translator_train/{dataset}/{variant}_{translator_protocol}_n{n_examples}.tsv"
+    wildcard_constraints:
+        variant=names_regex(TRANSLATOR_VARIANTS),
     conda:
         "../envs/polyvse.yaml"
     threads: config["translator"]["threads"]
