@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from polyvse.errors import InputError
+from polyvse.runlock import pid_alive
 
 
 def _proc_umask() -> int | None:
@@ -64,16 +65,6 @@ def _writer_tag() -> str:
     return f"{host}-{os.getpid()}"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's live process
-        return True
-    return True
-
-
 def remove_stale_temporaries(path: str | Path, suffix: str) -> list[Path]:
     """Remove the temporary siblings of ``path`` left by writers on this host that were killed.
 
@@ -87,7 +78,7 @@ def remove_stale_temporaries(path: str | Path, suffix: str) -> list[Path]:
     removed = []
     for old in path.parent.glob(f".{glob.escape(path.name)}.{host}-*{glob.escape(suffix)}"):
         pid = old.name[len(f".{path.name}.{host}-") :].split(".", 1)[0]
-        if not pid.isdigit() or _alive(int(pid)):
+        if not pid.isdigit() or pid_alive(int(pid)):  # malformed, or still writing
             continue
         if old.is_dir():
             shutil.rmtree(old, ignore_errors=True)

@@ -44,6 +44,17 @@ def process_start(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[19])
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this host (any OS; a reused id counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
 def this_process() -> LockOwner:
     """The running process as a :class:`LockOwner`."""
     pid = os.getpid()

@@ -14,7 +14,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "errors"),
-    ("io", "stopping", "runlock", "schema_doc", "optim"),
+    ("runlock",),
+    ("io", "stopping", "schema_doc", "optim"),
     ("logs",),
     ("config", "config_migration"),
     ("needs",),
