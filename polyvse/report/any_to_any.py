@@ -18,7 +18,6 @@ noise* otherwise; with one seed there is no spread and no verdict.
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -26,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from polyvse.config import SPEECH_FAMILY
-from polyvse.report.findings import replica, spread
+from polyvse.report.findings import add_replica, replica, spread
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("query", "target", "r1", "r10", "mr")
 ONE_SEED = "one seed: no verdict"
@@ -243,17 +242,14 @@ def any_to_any_replicas(config: dict) -> list[str]:
     ``variants``) and return the names added. A replica the findings
     already added is kept as it is."""
     seeds = int(config.get("findings", {}).get("seeds", 0))
-    base = int(config.get("seed", 0))
     added = []
     for rep in config.get("reports", {}).values():
         if rep.get("layout") != "any_to_any":
             continue
         for row in rep["rows"]:
-            section, name = config["variants"], row["variant"]
             for k in range(1, seeds):
-                if replica(name, k) not in section:
-                    section[replica(name, k)] = {**copy.deepcopy(section[name]), "seed": base + k}
-                    added.append(replica(name, k))
+                if replica(row["variant"], k) not in config["variants"]:
+                    added.append(add_replica(config, row["variant"], k))
     return added
 
 

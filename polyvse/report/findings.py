@@ -212,20 +212,21 @@ def add_seed_replicas(config: dict, claims: Sequence[Claim] | None = None) -> di
     return the replica MLMME runs (run → seed offset is in the name; rules/mlmme.smk trains
     them). Returns family → replica names."""
     seeds = int(config.get("findings", {}).get("seeds", 0))
-    base_seed = int(config.get("seed", 0))
     need = replicated(config, claims)
     added: dict[str, list[str]] = {f: [] for f in FAMILIES}
     for k in range(1, seeds):
-        for v in need["text"]:
-            name = replica(v, k)
-            config["variants"][name] = {**copy.deepcopy(config["variants"][v]), "seed": base_seed + k}
-            added["text"].append(name)
-        for v in need["speech"]:
-            name = replica(v, k)
-            config["variants"][name] = {**copy.deepcopy(config["variants"][v]), "seed": base_seed + k}
-            added["speech"].append(name)
+        for family in ("text", "speech"):
+            added[family] += [add_replica(config, v, k) for v in need[family]]
         added["mlmme"] += [replica(run, k) for run in need["mlmme"]]
     return added
+
+
+def add_replica(config: dict, variant: str, k: int) -> str:
+    """Add ``variant``'s seed-``k`` replica to ``config["variants"]`` (a copy with seed = the
+    config's seed + k) and return its name."""
+    name = replica(variant, k)
+    config["variants"][name] = {**copy.deepcopy(config["variants"][variant]), "seed": int(config.get("seed", 0)) + k}
+    return name
 
 
 # --- the plan a findings job reads -----------------------------------------------------------------
