@@ -62,6 +62,7 @@ include: "rules/joint.smk"
 # Trivial jobs run beside snakemake instead of costing a cluster submission each.
 localrules:
     all,
+    data,
     table,
     figure,
     vocab,
@@ -77,3 +78,12 @@ rule all:
         all_targets(),
         f"{R}/provenance/run.tsv",  # rules/report.smk: written last, from every result
         f"{R}/benchmarks.tsv",  # rules/report.smk: every job's time and memory
+
+
+rule data:
+    """The data stages alone (datasets, MT, corpora, FastText, PCA, vocabularies, the latent-vocabulary
+    pretrainings, image features, log-Mel stores, data statistics, MT quality): every file a training
+    or an evaluation reads, nothing trained. `snakemake --cores all data`, e.g. before the trainings
+    on GPU nodes, or to measure the data stages of config/scale/m30k.yaml."""
+    input:
+        data_targets(),

@@ -1,6 +1,7 @@
 import re
 import sys
 import time
+from argparse import Namespace
 from pathlib import Path
 
 import yaml
@@ -10,6 +11,7 @@ from polyvse.config import (
     JOINT_FAMILY,
     MLMME_FAMILY,
     PROTOCOLS,
+    SPEECH_FAMILY,
     TRANSLATOR_FAMILY,
     WORD_LAYOUTS,
     ConfigError,
@@ -148,6 +150,31 @@ def all_targets():
         + [f"{R}/gallery/{report}.png" for report in speech_gallery_reports()]  # rules/speech.smk
         + [f"{R}/gallery/{report}.png" for report in any_to_any_reports() if config["gallery"]["langs"]]  # joint.smk
     )
+
+
+def data_targets():
+    """What `snakemake data` builds: every file the word models' trainings and their evaluations read
+    (captions, MT, vocabularies, FastText and PCA tables, latent-vocabulary pretrainings, image
+    features, dictionaries, test and validation translations), what the speech and joint models
+    read (utterances, log-Mel stores, human-caption FastText tables), the data statistics and the
+    MT quality of every dataset whose tables use MT: the data stages without a training (the
+    MLMME and Translator sweeps' own preparation, e.g. the Translator's alignment, is theirs)."""
+    files = [f"{R}/data_stats.tsv"] if text_datasets() else []
+    for v in word_variants(config):
+        for value in train_inputs(Namespace(variant=v, dataset=config["variants"][v]["dataset"])).values():
+            files += [value] if isinstance(value, str) else list(value)
+    for report in word_reports():
+        for v, protocol in report_evaluations(config, report):
+            wildcards = Namespace(variant=v, dataset=config["variants"][v]["dataset"], protocol=protocol)
+            files += [f for name, f in evaluation_inputs(wildcards).items() if name != "model"]
+    for v in family_variants(config, SPEECH_FAMILY):
+        views = speech_view_inputs(Namespace(variant=v, dataset=speech_variant_dataset(config, v)))
+        files += [f for value in views.values() for f in ([value] if isinstance(value, str) else value)]
+    for v in joint_variants():
+        views = joint_files(joint_variant_settings(config, v))
+        files += [f for value in views.values() for f in ([value] if isinstance(value, str) else value)]
+    files += [f"{R}/{ds}/mt_quality.tsv" for report in word_reports() for ds in mt_datasets(config, report)]
+    return sorted(set(files))
 
 
 def gallery_variants(report):

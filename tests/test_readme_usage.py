@@ -99,3 +99,16 @@ def test_the_scale_config_plans_the_whole_dag(workdir):
         "provenance",
     ):
         assert re.search(rf"^(local)?rule {rule}:", run.stdout, re.M), f"no {rule} job planned"
+
+
+def test_the_data_target_plans_every_data_stage_of_the_scale_config_and_no_training(workdir):
+    """`snakemake data`: what the trainings read (the scale run in the README measures it), nothing trained."""
+    args = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "data", "--configfile", "config/scale/m30k.yaml", "-n"]
+    run = subprocess.run(
+        args, cwd=workdir, capture_output=True, text=True, timeout=180, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    planned = set(re.findall(r"^(?:local)?rule (\w+):", run.stdout, re.M))
+    stages = {"dataset", "corpus", "augment_captions", "query_translations", "mt_quality", "vocab", "fasttext"}
+    assert stages | {"pca", "pretrain", "image_features", "data_stats", "data"} <= planned
+    assert not planned & {"train", "evaluate", "table", "mlmme_train", "translator_train", "speech_train"}
