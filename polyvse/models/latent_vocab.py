@@ -77,7 +77,7 @@ class LatentVocabularyConfig:
     word_dim: int = 300
     n_tokens: int = 40000
     dim: int = 512
-    scorer_dim: int = 512
+    scorer_dim: int = 300  # the FastText size: the scores are bilinear in x, a wider query space adds none
     explore_p: float = 0.2
     explore_m: int = 20
     temperature: float = 1.0
