@@ -1,11 +1,13 @@
-"""Benchmark: a latent-vocabulary pretraining step at the papers' size (SMALR §3.1: 40K latent tokens,
-latent and scorer size 512, FastText 300-D, p = 0.2, M = 20) with both straight-through modes,
-each in its own process so that its peak memory is its own. Run:
+"""Benchmark: a latent-vocabulary pretraining step at the scale config's size (SMALR §3.1: 40K latent
+tokens of size 512, the scorer's query space the FastText size 300, the cosine scorer of
+config/scale/m30k.yaml, p = 0.2, M = 20) with both straight-through modes, each in its own process
+so that its peak memory is its own. Run:
 .venv/bin/python bench/bench_pretrain_step.py [--threads N] [--words N] [--steps N]
 
 A batch is 450 images x 2 captions (900 sentences of 8-20 words) drawn from a joint vocabulary of
-125,000 words (the scale config's ten languages). An epoch is projected for 580,500 training
-sentences (645 batches, the epoch of the scale config's pretraining measured before, issue 14).
+198,275 words (the scale config's ten languages, human + MT captions). An epoch is projected for
+its 1,450,000 training sentences (145,000 a language: 1,612 batches, as the scale run's pretraining
+log reports them; docs/scale_run/ has that run's measured epoch).
 
 Target (issue 14): one epoch at 40K tokens in at most 30 minutes on 2 cores, at most 3 GB peak.
 """
@@ -25,14 +27,14 @@ from polyvse.models.latent_vocab import LatentVocabulary, LatentVocabularyConfig
 from polyvse.optim import adam
 from polyvse.train.objectives_smalr import LatentVocabularyObjective
 
-EPOCH_SENTENCES = 580_500
+EPOCH_SENTENCES = 1_450_000
 SENTENCES_PER_BATCH = 450 * 2
 
 
 def measure(mode: str, words: int, steps: int, threads: int) -> dict:
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    model = LatentVocabulary(LatentVocabularyConfig(vocab_size=words, straight_through=mode))
+    model = LatentVocabulary(LatentVocabularyConfig(vocab_size=words, straight_through=mode, scorer="cosine"))
     model.generator = torch.Generator().manual_seed(0)
     objective = LatentVocabularyObjective(0.05, 10)
     opt = adam(model.parameters(), lr=1e-3)
@@ -69,7 +71,7 @@ def measure(mode: str, words: int, steps: int, threads: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--words", type=int, default=125_000)
+    ap.add_argument("--words", type=int, default=198_275)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--mode", help=argparse.SUPPRESS)  # one measurement, in a child process
     args = ap.parse_args()
