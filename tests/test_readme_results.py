@@ -178,3 +178,70 @@ def test_the_snapshot_keeps_the_runs_provenance_and_never_compares_it(tmp_path):
     assert (snap / "provenance.tsv").read_text() == (results / "provenance" / "run.tsv").read_text()
     (results / "provenance" / "run.tsv").write_text("stage\titem\tvalue\nenvironment\tcpu\tB\n")  # another machine
     assert differing_files(results, snap) == []
+
+
+def _scale_workdir(root: Path) -> Path:
+    """A scale run's directory as Snakemake leaves it: two invocations, two jobs' benchmarks and logs,
+    a pretraining's usage report and the dataset's statistics."""
+    (root / "logs" / "m30k").mkdir(parents=True)
+    (root / "logs" / "runs.tsv").write_text(
+        "started\tfinished\twall_s\tcommit\thost\n"
+        "2026-11-26 06:25:20\t2026-11-26 07:40:00\t4480\tabc\tx86_64, 2 CPUs\n"
+        "2026-11-26 07:41:00\t2026-11-26 08:10:00\t1740\tabc\tx86_64, 2 CPUs\n"
+    )
+    (root / "logs" / "m30k" / "pretrain_latent.log").write_text("07:41:02 INFO polyvse.pretrain: start-up 2.00 s\n")
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for rule, job, seconds, rss in (("pretrain", "latent", 1700.0, 1800.0), ("corpus", "en", 150.0, 200.0)):
+        path = root / "benchmarks" / rule / "m30k" / f"{job}.tsv"
+        path.parent.mkdir(parents=True)
+        path.write_text(header + f"{seconds}\t0:00:00\t{rss}\t1\t1\t1\t0\t0\t50\t{seconds}\n")
+    (root / "results" / "m30k" / "pretrain").mkdir(parents=True)
+    (root / "results" / "m30k" / "pretrain" / "latent_usage.tsv").write_text(
+        "scope\twords\ttokens_used\tlargest_token_words\tlargest_token_share\tentropy_bits\tnormalised_entropy\t"
+        "effective_tokens\nall\t125000\t30000\t1250\t0.01\t14.0\t0.92\t16384.0\n"
+    )
+    (root / "results" / "m30k" / "pretrain" / "latent.checkpoint").mkdir()
+    (root / "results" / "m30k" / "pretrain" / "latent.checkpoint" / "epochs.tsv").write_text(
+        "epoch\tloss\ttriplet\tusage_entropy\tval_score\tval_loss\ttokens_used\tseconds\n"
+        "1\t0.16\t0.15\t0.99\t6.1667\t0.09\t31234\t1512.0\n"
+    )
+    (root / "results" / "m30k" / "data_stats.tsv").write_text(
+        "dataset\tlang\tunit\tcaptions\ttrain_tokens\ttypes\thapax_share\tat_most_2_share\ttest_oov_rate\t"
+        "rank_freq_slope\ttop5000_token_share\nm30k\ten\tword\t145000\t2000000\t22899\t0.5\t0.6\t0.004\t-1.3\t0.97\n"
+    )
+    return root
+
+
+def test_scale_snapshot_gathers_the_runs_measurements_and_writes_its_blocks(tmp_path):
+    from polyvse.report.readme import SCALE_BLOCKS
+
+    snapshot = tmp_path / "docs" / "scale_run"
+    work = _scale_workdir(tmp_path / "work")
+    code = main(["scale-snapshot", "--workdir", str(work), "--snapshot", str(snapshot)])
+    assert code == 0
+    assert sorted(p.name for p in snapshot.iterdir()) == [
+        "benchmarks.tsv",
+        "benchmarks_by_rule.tsv",
+        "m30k.data_stats.tsv",
+        "m30k.latent_epochs.tsv",
+        "m30k.latent_usage.tsv",
+        "run.tsv",
+    ]
+    assert not list(snapshot.parent.glob(".*"))  # written beside, then renamed: nothing partial left
+    blocks = {name: make(snapshot) for name, make in SCALE_BLOCKS.items()}
+    assert blocks["scale_run"].startswith("The scale run: 2 invocations of `snakemake` from commit `abc`")
+    assert "1:43:40 (h:mm:ss) of wall time in all" in blocks["scale_run"]
+    assert "| `pretrain` | 1 | 1700 | 91.9 | 1700.0 | 1700.0 | 1800 | 1700 | 2 |" in blocks["scale_benchmarks"]
+    assert blocks["scale_usage"].startswith(
+        "`m30k.latent`, epoch 1: 25.2 minutes, validation cross-lingual retrieval 6.17, 31,234 tokens used.\n\n"
+    )
+    assert "| m30k.latent | all | 125,000 | 30,000 | 1,250 | 1.00 | 0.920 | 16,384 |" in blocks["scale_usage"]
+    assert "| m30k | en | 145,000 | 2,000,000 | 22,899 | 50.0 | 60.0 | 0.40 | -1.30 |" in blocks["scale_data_stats"]
+
+
+def test_scale_snapshot_without_a_finished_run_fails_naming_the_file(tmp_path, capsys):
+    work = _scale_workdir(tmp_path / "work")
+    (work / "logs" / "runs.tsv").unlink()
+    assert main(["scale-snapshot", "--workdir", str(work), "--snapshot", str(tmp_path / "snap")]) == 2
+    assert "runs.tsv: no finished run recorded" in capsys.readouterr().err
+    assert not (tmp_path / "snap").exists()

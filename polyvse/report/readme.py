@@ -8,11 +8,19 @@ that snapshot: each sits between ``<!-- results:NAME:start -->`` and
 fails when the README and the snapshot disagree, and ``check`` fails when the
 snapshot and a fresh run's ``results/`` disagree.
 
+A run of the scale config's data stages and pretraining (``config/scale/m30k.yaml``, too long
+for a session's whole DAG) is kept the same way in ``docs/scale_run/``: its invocations, its
+jobs' benchmarks, the pretraining's usage of the latent tokens and the data statistics.
+
 Usage, after ``snakemake --cores all`` on the default config::
 
     python -m polyvse.report.readme snapshot   # results/ + logs/runs.tsv -> docs/default_run/
-    python -m polyvse.report.readme write      # docs/default_run/ -> README.md blocks
+    python -m polyvse.report.readme write      # docs/default_run/ + docs/scale_run/ -> README.md blocks
     python -m polyvse.report.readme check      # does results/ equal docs/default_run/?
+
+and in the working directory of a scale run::
+
+    python -m polyvse.report.readme scale-snapshot --workdir /path/to/scale/run   # -> docs/scale_run/
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from polyvse.report.benchmarks import benchmark_summary, gather_benchmarks, startup_by_rule
 
 
 BLOCK = re.compile(r"<!-- results:(?P<name>[\w.-]+):start -->\n(?P<body>.*?)<!-- results:(?P=name):end -->", re.S)
@@ -124,6 +134,21 @@ def findings_block(snapshot: Path) -> str:
     return "\n".join("#" + line if line.startswith("## ") else line for line in lines).strip("\n") + "\n"
 
 
+def rule_table(by_rule: pd.DataFrame) -> list[str]:
+    """Markdown rows of a per-rule benchmark summary (:func:`polyvse.report.benchmarks.benchmark_summary`)."""
+    lines = [
+        "| rule | jobs | wall s | share % | median s | longest s | peak RSS MB | CPU s | start-up s |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for _, r in by_rule.iterrows():
+        lines.append(
+            f"| `{r['rule']}` | {int(r['jobs'])} | {r['seconds']:.0f} | {r['share']:.1f} | "
+            f"{r['median_seconds']:.1f} | {r['max_seconds']:.1f} | {r['max_rss_mb']:.0f} | "
+            f"{r['cpu_seconds']:.0f} | {r['startup_seconds']:.0f} |"
+        )
+    return lines
+
+
 def benchmarks_summary(snapshot: Path) -> str:
     """The run's job time per rule (results/benchmarks_by_rule.tsv of the snapshot's run) and the
     share of it that is the jobs' start-up."""
@@ -136,15 +161,8 @@ def benchmarks_summary(snapshot: Path) -> str:
         f"{100 * startup / total:.1f} %, the jobs' start-up (interpreter, Snakemake's script preamble, imports: "
         "each job log's first line):",
         "",
-        "| rule | jobs | wall s | share % | median s | longest s | peak RSS MB | CPU s | start-up s |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+        *rule_table(by_rule),
     ]
-    for _, r in by_rule.iterrows():
-        lines.append(
-            f"| `{r['rule']}` | {int(r['jobs'])} | {r['seconds']:.0f} | {r['share']:.1f} | "
-            f"{r['median_seconds']:.1f} | {r['max_seconds']:.1f} | {r['max_rss_mb']:.0f} | "
-            f"{r['cpu_seconds']:.0f} | {r['startup_seconds']:.0f} |"
-        )
     return "\n".join(lines) + "\n"
 
 
@@ -171,9 +189,141 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
 }
 
 
-def readme_blocks(snapshot: Path) -> dict[str, str]:
-    """Every README block generated from ``snapshot``."""
-    return {name: make(snapshot) for name, make in BLOCKS.items()}
+def scale_run_summary(snapshot: Path) -> str:
+    """One sentence on the scale run's invocations: commits, first start, last end, their wall time."""
+    _read(snapshot, RUN_FILE)
+    runs = pd.read_csv(snapshot / RUN_FILE, sep="\t")
+    if runs.empty:
+        raise ReadmeError(f"{snapshot / RUN_FILE}: no run recorded")
+    wall = int(runs["wall_s"].sum())
+    commits = list(dict.fromkeys(runs["commit"]))
+    return (
+        f"The scale run: {len(runs)} invocation{'s' if len(runs) > 1 else ''} of `snakemake` from commit"
+        f"{'s' if len(commits) > 1 else ''} {', '.join(f'`{c}`' for c in commits)}, started {runs['started'].iloc[0]} and finished {runs['finished'].iloc[-1]} (UTC), "
+        f"{wall // 3600}:{wall // 60 % 60:02d}:{wall % 60:02d} (h:mm:ss) of wall time in all, on "
+        f"{runs['host'].iloc[-1]}."
+    )
+
+
+def scale_benchmarks(snapshot: Path) -> str:
+    """The scale run's job time per rule, from its gathered benchmark files."""
+    by_rule = pd.read_csv(io.StringIO(_read(snapshot, "benchmarks_by_rule.tsv")), sep="\t")
+    total, startup = by_rule["seconds"].sum(), by_rule["startup_seconds"].sum()
+    lines = [
+        f"{int(by_rule['jobs'].sum())} jobs, {total / 60:.1f} minutes of job wall time, "
+        f"{100 * startup / total:.1f} % of it the jobs' start-up (`docs/scale_run/benchmarks.tsv`: every job):",
+        "",
+        *rule_table(by_rule),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def scale_usage(snapshot: Path) -> str:
+    """How the words of each scale pretraining spread over its latent tokens ({dataset}.{name}_usage.tsv)."""
+    files = sorted(snapshot.glob("*_usage.tsv"))
+    if not files:
+        raise ReadmeError(f"{snapshot}: no pretraining usage (*_usage.tsv) in the snapshot")
+    lines = []
+    for path in files:
+        name = path.name.removesuffix("_usage.tsv")
+        epochs = snapshot / f"{name}_epochs.tsv"
+        if epochs.is_file():
+            lines += [
+                f"`{name}`, epoch {int(r['epoch'])}: {r['seconds'] / 60:.1f} minutes, validation cross-lingual "
+                f"retrieval {r['val_score']:.2f}, {int(r['tokens_used']):,} tokens used."
+                for _, r in pd.read_csv(epochs, sep="\t").iterrows()
+            ]
+    lines += [
+        *([""] if lines else []),
+        "| pretraining | scope | words | tokens used | largest token: words | share % | normalised entropy | "
+        "effective tokens |",
+        "|---|---|--:|--:|--:|--:|--:|--:|",
+    ]
+    for path in files:
+        for _, r in pd.read_csv(path, sep="\t").iterrows():
+            lines.append(
+                f"| {path.name.removesuffix('_usage.tsv')} | {r['scope']} | {int(r['words']):,} | "
+                f"{int(r['tokens_used']):,} | {int(r['largest_token_words']):,} | "
+                f"{100 * r['largest_token_share']:.2f} | {r['normalised_entropy']:.3f} | {r['effective_tokens']:,.0f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def scale_data_stats(snapshot: Path) -> str:
+    """The scale run's training captions per language ({dataset}.data_stats.tsv), as the default's table."""
+    files = sorted(snapshot.glob("*.data_stats.tsv"))
+    if not files:
+        raise ReadmeError(f"{snapshot}: no data statistics (*.data_stats.tsv) in the snapshot")
+    lines = [
+        "| dataset | lang | captions | train tokens | types | seen once % | seen ≤ 2 % | test OOV % | slope |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for path in files:
+        for _, r in pd.read_csv(path, sep="\t").iterrows():
+            lines.append(
+                f"| {r['dataset']} | {r['lang']} | {int(r['captions']):,} | {int(r['train_tokens']):,} | "
+                f"{int(r['types']):,} | {100 * r['hapax_share']:.1f} | {100 * r['at_most_2_share']:.1f} | "
+                f"{100 * r['test_oov_rate']:.2f} | {r['rank_freq_slope']:.2f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+SCALE_BLOCKS: dict[str, Callable[[Path], str]] = {
+    "scale_run": scale_run_summary,
+    "scale_benchmarks": scale_benchmarks,
+    "scale_usage": scale_usage,
+    "scale_data_stats": scale_data_stats,
+}
+
+
+def readme_blocks(snapshot: Path, scale_snapshot: Path | None = None) -> dict[str, str]:
+    """Every README block generated from ``snapshot`` (the default run) and ``scale_snapshot`` (the scale
+    run; by default ``scale_run/`` beside ``snapshot``)."""
+    scale = scale_snapshot if scale_snapshot is not None else snapshot.parent / "scale_run"
+    return {name: make(snapshot) for name, make in BLOCKS.items()} | {
+        name: make(scale) for name, make in SCALE_BLOCKS.items()
+    }
+
+
+def take_scale_snapshot(workdir: Path, snapshot: Path) -> list[str]:
+    """Replace ``snapshot`` with what the scale run in ``workdir`` measured: its invocations
+    (``logs/runs.tsv``), every job's benchmark and their sums per rule (``benchmarks/``, the
+    start-up from the job logs), and per dataset the pretrainings' usage of the latent tokens,
+    the data statistics and the MT quality (``results/{dataset}/``). Returns the files' names."""
+    runs = workdir / "logs" / "runs.tsv"
+    if not runs.is_file():
+        raise ReadmeError(f"{runs}: no finished run recorded")
+    jobs = gather_benchmarks(workdir / "benchmarks")
+    if jobs.empty:
+        raise ReadmeError(f"{workdir / 'benchmarks'}: no benchmark files")
+    tables = {
+        RUN_FILE: pd.read_csv(runs, sep="\t"),
+        "benchmarks.tsv": jobs,
+        "benchmarks_by_rule.tsv": benchmark_summary(jobs, startup_by_rule(workdir / "logs")),
+    }
+    results = workdir / "results"
+    copies = {f"{p.parts[-3]}.{p.name}": p for p in results.glob("*/pretrain/*_usage.tsv")}
+    copies |= {
+        f"{p.parts[-4]}.{p.parent.name.removesuffix('.checkpoint')}_epochs.tsv": p
+        for p in results.glob("*/pretrain/*.checkpoint/epochs.tsv")
+    }
+    copies |= {
+        f"{p.parent.name}.{p.name}": p
+        for name in ("data_stats.tsv", "mt_quality.tsv")
+        for p in results.glob(f"*/{name}")
+    }
+    staging = snapshot.with_name(f".{snapshot.name}.partial")
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    for name, table in tables.items():
+        table.to_csv(staging / name, sep="\t", index=False)
+    for name, path in copies.items():
+        shutil.copyfile(path, staging / name)
+    if snapshot.exists():
+        shutil.rmtree(snapshot)
+    staging.rename(snapshot)
+    return sorted([*tables, *copies])
 
 
 def snapshot_files(results: Path) -> list[Path]:
@@ -234,14 +384,22 @@ def differing_files(results: Path, snapshot: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m polyvse.report.readme", description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["snapshot", "write", "check"])
+    parser.add_argument("command", choices=["snapshot", "write", "check", "scale-snapshot"])
     parser.add_argument("--results", type=Path, default=Path("results"))
     parser.add_argument("--runs", type=Path, default=Path("logs/runs.tsv"))
-    parser.add_argument("--snapshot", type=Path, default=Path("docs/default_run"))
+    parser.add_argument(
+        "--snapshot", type=Path, default=None, help="default: docs/default_run (scale-snapshot: docs/scale_run)"
+    )
     parser.add_argument("--readme", type=Path, default=Path("README.md"))
+    parser.add_argument("--workdir", type=Path, default=Path("."), help="scale-snapshot: the scale run's directory")
     args = parser.parse_args(argv)
+    if args.snapshot is None:
+        args.snapshot = Path("docs/scale_run" if args.command == "scale-snapshot" else "docs/default_run")
     try:
-        if args.command == "snapshot":
+        if args.command == "scale-snapshot":
+            names = take_scale_snapshot(args.workdir, args.snapshot)
+            print(f"{len(names)} files written to {args.snapshot}")
+        elif args.command == "snapshot":
             files = take_snapshot(args.results, args.runs, args.snapshot)
             print(f"{len(files)} tables copied to {args.snapshot}")
         elif args.command == "write":
