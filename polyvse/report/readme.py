@@ -218,6 +218,11 @@ def scale_benchmarks(snapshot: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _table_rows(files: list[Path], row: Callable[[Path, pd.Series], str]) -> list[str]:
+    """One Markdown row per row of every TSV of ``files``, written by ``row(file, row)``."""
+    return [row(path, r) for path in files for _, r in pd.read_csv(path, sep="\t").iterrows()]
+
+
 def scale_usage(snapshot: Path) -> str:
     """How the words of each scale pretraining spread over its latent tokens ({dataset}.{name}_usage.tsv)."""
     files = sorted(snapshot.glob("*_usage.tsv"))
@@ -239,13 +244,14 @@ def scale_usage(snapshot: Path) -> str:
         "effective tokens |",
         "|---|---|--:|--:|--:|--:|--:|--:|",
     ]
-    for path in files:
-        for _, r in pd.read_csv(path, sep="\t").iterrows():
-            lines.append(
-                f"| {path.name.removesuffix('_usage.tsv')} | {r['scope']} | {int(r['words']):,} | "
-                f"{int(r['tokens_used']):,} | {int(r['largest_token_words']):,} | "
-                f"{100 * r['largest_token_share']:.2f} | {r['normalised_entropy']:.3f} | {r['effective_tokens']:,.0f} |"
-            )
+    lines += _table_rows(
+        files,
+        lambda path, r: (
+            f"| {path.name.removesuffix('_usage.tsv')} | {r['scope']} | {int(r['words']):,} | "
+            f"{int(r['tokens_used']):,} | {int(r['largest_token_words']):,} | "
+            f"{100 * r['largest_token_share']:.2f} | {r['normalised_entropy']:.3f} | {r['effective_tokens']:,.0f} |"
+        ),
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -257,14 +263,15 @@ def scale_data_stats(snapshot: Path) -> str:
     lines = [
         "| dataset | lang | captions | train tokens | types | seen once % | seen ≤ 2 % | test OOV % | slope |",
         "|---|---|--:|--:|--:|--:|--:|--:|--:|",
-    ]
-    for path in files:
-        for _, r in pd.read_csv(path, sep="\t").iterrows():
-            lines.append(
+        *_table_rows(
+            files,
+            lambda _, r: (
                 f"| {r['dataset']} | {r['lang']} | {int(r['captions']):,} | {int(r['train_tokens']):,} | "
                 f"{int(r['types']):,} | {100 * r['hapax_share']:.1f} | {100 * r['at_most_2_share']:.1f} | "
                 f"{100 * r['test_oov_rate']:.2f} | {r['rank_freq_slope']:.2f} |"
-            )
+            ),
+        ),
+    ]
     return "\n".join(lines) + "\n"
 
 
