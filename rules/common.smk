@@ -159,20 +159,23 @@ def data_targets():
     read (utterances, log-Mel stores, human-caption FastText tables), the data statistics and the
     MT quality of every dataset whose tables use MT: the data stages without a training (the
     MLMME and Translator sweeps' own preparation, e.g. the Translator's alignment, is theirs)."""
+
+    def paths(inputs):  # an input function's {name: path or list of paths}, flat
+        return [f for value in inputs.values() for f in ([value] if isinstance(value, str) else value)]
+
     files = [f"{R}/data_stats.tsv"] if text_datasets() else []
     for v in word_variants(config):
-        for value in train_inputs(Namespace(variant=v, dataset=config["variants"][v]["dataset"])).values():
-            files += [value] if isinstance(value, str) else list(value)
+        files += paths(train_inputs(Namespace(variant=v, dataset=config["variants"][v]["dataset"])))
     for report in word_reports():
         for v, protocol in report_evaluations(config, report):
-            wildcards = Namespace(variant=v, dataset=config["variants"][v]["dataset"], protocol=protocol)
-            files += [f for name, f in evaluation_inputs(wildcards).items() if name != "model"]
+            inputs = evaluation_inputs(
+                Namespace(variant=v, dataset=config["variants"][v]["dataset"], protocol=protocol)
+            )
+            files += paths({name: f for name, f in inputs.items() if name != "model"})
     for v in family_variants(config, SPEECH_FAMILY):
-        views = speech_view_inputs(Namespace(variant=v, dataset=speech_variant_dataset(config, v)))
-        files += [f for value in views.values() for f in ([value] if isinstance(value, str) else value)]
+        files += paths(speech_view_inputs(Namespace(variant=v, dataset=speech_variant_dataset(config, v))))
     for v in joint_variants():
-        views = joint_files(joint_variant_settings(config, v))
-        files += [f for value in views.values() for f in ([value] if isinstance(value, str) else value)]
+        files += paths(joint_files(joint_variant_settings(config, v)))
     files += [f"{R}/{ds}/mt_quality.tsv" for report in word_reports() for ds in mt_datasets(config, report)]
     return sorted(set(files))
 

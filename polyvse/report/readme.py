@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from polyvse.io import temporary_sibling
 from polyvse.report.benchmarks import benchmark_summary, gather_benchmarks, startup_by_rule
 
 
@@ -86,6 +87,11 @@ def _read(snapshot: Path, name: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
+def _hms(seconds: int) -> str:
+    """Seconds as h:mm:ss."""
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
 def run_summary(snapshot: Path) -> str:
     """One sentence on when the snapshot's run finished and how long it took."""
     _read(snapshot, RUN_FILE)
@@ -93,11 +99,9 @@ def run_summary(snapshot: Path) -> str:
     if run.empty:
         raise ReadmeError(f"{snapshot / RUN_FILE}: no run recorded")
     r = run.iloc[-1]
-    wall = int(r["wall_s"])
     return (
         f"Run finished {r['finished']} (UTC) from commit `{r['commit']}`; its last invocation of "
-        f"`snakemake` took {wall // 3600}:{wall // 60 % 60:02d}:{wall % 60:02d} (h:mm:ss) on "
-        f"{r['host']}."
+        f"`snakemake` took {_hms(int(r['wall_s']))} (h:mm:ss) on {r['host']}."
     )
 
 
@@ -195,13 +199,12 @@ def scale_run_summary(snapshot: Path) -> str:
     runs = pd.read_csv(snapshot / RUN_FILE, sep="\t")
     if runs.empty:
         raise ReadmeError(f"{snapshot / RUN_FILE}: no run recorded")
-    wall = int(runs["wall_s"].sum())
     commits = list(dict.fromkeys(runs["commit"]))
     return (
         f"The scale run: {len(runs)} invocation{'s' if len(runs) > 1 else ''} of `snakemake` from commit"
-        f"{'s' if len(commits) > 1 else ''} {', '.join(f'`{c}`' for c in commits)}, started {runs['started'].iloc[0]} and finished {runs['finished'].iloc[-1]} (UTC), "
-        f"{wall // 3600}:{wall // 60 % 60:02d}:{wall % 60:02d} (h:mm:ss) of wall time in all, on "
-        f"{runs['host'].iloc[-1]}."
+        f"{'s' if len(commits) > 1 else ''} {', '.join(f'`{c}`' for c in commits)}, "
+        f"started {runs['started'].iloc[0]} and finished {runs['finished'].iloc[-1]} (UTC), "
+        f"{_hms(int(runs['wall_s'].sum()))} (h:mm:ss) of wall time in all, on {runs['host'].iloc[-1]}."
     )
 
 
@@ -319,17 +322,18 @@ def take_scale_snapshot(workdir: Path, snapshot: Path) -> list[str]:
         for name in ("data_stats.tsv", "mt_quality.tsv")
         for p in results.glob(f"*/{name}")
     }
-    staging = snapshot.with_name(f".{snapshot.name}.partial")
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    for name, table in tables.items():
-        table.to_csv(staging / name, sep="\t", index=False)
-    for name, path in copies.items():
-        shutil.copyfile(path, staging / name)
-    if snapshot.exists():
-        shutil.rmtree(snapshot)
-    staging.rename(snapshot)
+    staging = temporary_sibling(snapshot, "", directory=True)  # written beside, then renamed onto it
+    try:
+        for name, table in tables.items():
+            table.to_csv(staging / name, sep="\t", index=False)
+        for name, path in copies.items():
+            shutil.copyfile(path, staging / name)
+        if snapshot.exists():
+            shutil.rmtree(snapshot)
+        staging.rename(snapshot)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     return sorted([*tables, *copies])
 
 
