@@ -384,7 +384,6 @@ def test_cross_lingual_recall_counts_ties_against_the_query():
 def test_usage_term_is_zero_for_a_uniform_assignment_and_positive_for_a_collapsed_one():
     from polyvse.models.latent_vocab import LatentVocabulary, LatentVocabularyConfig
     from polyvse.train.objectives_smalr import LatentVocabularyObjective
-    from polyvse.train.pretrain import UsageRegularised
 
     model = LatentVocabulary(LatentVocabularyConfig(vocab_size=5, word_dim=3, n_tokens=4, dim=2, scorer_dim=3)).eval()
     batch = {
@@ -392,7 +391,7 @@ def test_usage_term_is_zero_for_a_uniform_assignment_and_positive_for_a_collapse
         "lengths": torch.tensor([2, 2]),
         "image_of_sentence": torch.tensor([0, 0]),
     }
-    base, usage = LatentVocabularyObjective(), UsageRegularised(LatentVocabularyObjective(), 1.0)
+    base, usage = LatentVocabularyObjective(), LatentVocabularyObjective(usage_weight=1.0)
     with torch.no_grad():
         model.query.weight.zero_(), model.query.bias.zero_()  # equal scores: π uniform, entropy maximal
         uniform, plain = usage(model, batch), base(model, batch)
@@ -428,3 +427,14 @@ def test_pretraining_does_not_collapse_onto_a_few_tokens(data, tmp_path):
     usage = latent_usage(saved["entries"], saved["word_to_token"], 12).set_index("scope")
     assert usage.loc["all", "largest_token_share"] < 0.5, usage
     assert usage.loc["all", "normalised_entropy"] > 0.5, usage
+
+
+def test_cross_lingual_recall_is_the_same_in_chunks():
+    from polyvse.train.pretrain import cross_lingual_recall
+
+    g = torch.Generator().manual_seed(0)
+    sentences = torch.randn(60, 8, generator=g)
+    image, lang = torch.arange(60) // 3, torch.arange(60) % 3
+    whole = cross_lingual_recall(sentences, image, lang, chunk=1000)
+    assert 0.0 < whole < 100.0
+    assert cross_lingual_recall(sentences, image, lang, chunk=7) == whole

@@ -193,8 +193,8 @@ class FixedSentences(nn.Module):
         super().__init__()
         self.sentences = sentences
 
-    def forward(self, tokens, lengths):
-        return self.sentences
+    def sentences_and_usage(self, tokens, lengths):
+        return self.sentences, torch.full((4,), 0.25)  # an even assignment over four tokens
 
 
 def test_pretraining_triplet_by_hand():
@@ -514,3 +514,24 @@ def test_fit_clc_learns_to_trust_the_informative_language():
     assert bool((w[:, 0] > w[:, 1]).all())
     acc = lambda s: float((s.argmax(dim=1) == owner).float().mean())
     assert acc(clc(scores).detach()) >= acc(clc_average(scores))
+
+
+def test_top_m_usage_is_the_mean_of_the_words_top_m_attention():
+    """The usage term's π̄ under top_m: each distinct word's softmax over its M best tokens,
+    placed on those tokens and averaged over the words; it sums to 1 and carries a gradient."""
+    torch.manual_seed(0)
+    config = LatentVocabularyConfig(
+        vocab_size=9, word_dim=6, n_tokens=12, dim=4, scorer_dim=5, explore_m=3, straight_through="top_m"
+    )
+    lv = LatentVocabulary(config, torch.randn(9, 6)).eval()
+    tokens, lengths = torch.tensor([[1, 2, 2, 3], [4, 1, 0, 0]]), torch.tensor([4, 2])
+    _, usage = lv.sentences_and_usage(tokens, lengths)
+    words = torch.tensor([1, 2, 3, 4])
+    with torch.no_grad():
+        scores = lv.scores(words)
+        top = scores.topk(3, dim=1)
+        expected = torch.zeros(12)
+        for row, probs in zip(top.indices, torch.softmax(top.values, dim=1)):
+            expected[row] += probs / 4
+    assert torch.allclose(usage.detach(), expected, atol=1e-6)
+    assert float(usage.detach().sum()) == pytest.approx(1.0, abs=1e-6) and usage.requires_grad

@@ -13,12 +13,13 @@ from polyvse.train.pretrain import latent_usage, pretrain_latent_vocabulary
 
 with job_log(snakemake.log[0], "pretrain") as log:
     counts = {Path(p).stem: read_counts(p) for p in snakemake.input.vocab}
-    fasttext = {Path(p).stem: np.load(p) for p in snakemake.input.fasttext}
+    # captions and FastText tables passed without a name here: the pretraining frees them
+    # once it has encoded the sentences and built its word vectors
     saved = pretrain_latent_vocabulary(
         read_captions(snakemake.input.captions),
         {l: list(c) for l, c in counts.items()},
         counts,
-        fasttext,
+        {Path(p).stem: np.load(p) for p in snakemake.input.fasttext},
         snakemake.params.settings,
         snakemake.params.text,
         Path(snakemake.params.checkpoint_dir),

@@ -30,8 +30,9 @@ def embed_sentences(model: nn.Module, enc: EncodedCaptions, batch_size: int = 10
     model.eval()
     out = []
     for i in range(0, len(enc), batch_size):
-        sub = enc.subset(np.arange(i, min(i + batch_size, len(enc))))
-        out.append(model.embed_sentences(sub.tokens.to(device), sub.lengths, sub.lang.to(device)))
+        rows = torch.arange(i, min(i + batch_size, len(enc)))
+        tokens, lengths = enc.take(rows)
+        out.append(model.embed_sentences(tokens.to(device), lengths, enc.lang[rows].to(device)))
     return torch.cat(out)
 
 

@@ -42,6 +42,7 @@ end of pretraining; these are dropped when training the full model".
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 import torch
@@ -162,7 +163,9 @@ class LatentVocabulary(nn.Module):
                 f"LatentVocabulary(word_vectors): shape {tuple(word_vectors.shape)}, expected "
                 f"({config.vocab_size}, {config.word_dim})"
             )
-        self.register_buffer("word_vectors", word_vectors.detach().float().clone())
+        # neither copied nor in the state dict (checkpoints, the best epoch's copy): a fixed input
+        # of 238 MB at Multi30K's size with MT (198K words x 300)
+        self.register_buffer("word_vectors", word_vectors.detach().float(), persistent=False)
         self.query = nn.Linear(config.word_dim, config.scorer_dim, bias=config.scorer == "dot")
         self.keys = nn.Parameter(torch.randn(config.n_tokens, config.scorer_dim) / config.scorer_dim**0.5)
         self.embeddings = nn.Parameter(torch.randn(config.n_tokens, config.dim) / config.dim**0.5)
@@ -194,50 +197,71 @@ class LatentVocabulary(nn.Module):
         contributes its latent embedding; gradients reach the scorer through the
         straight-through estimator described in the module docstring.
         """
+        return self.sentences_and_usage(tokens, lengths)[0]
+
+    def sentences_and_usage(self, tokens: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
+        """:meth:`forward`'s sentences ``(S, dim)`` and the batch's mean assignment distribution
+        ``(n_tokens,)``: the mean over its distinct words of π (``softmax``: over every token;
+        ``top_m``: over each word's M best, zero elsewhere), with its gradient — what a usage
+        (load-balancing) term reads, from the scores the step computed anyway."""
         lengths = lengths.to(tokens.device)
         valid = valid_mask(lengths, tokens.shape[1])
         words, occurrence = torch.unique(tokens[valid], return_inverse=True)  # score each word once
         p = self.config.explore_p if self.training else 0.0
         if self.config.straight_through == "top_m":
-            chosen, straight_through = self._top_m(words, occurrence, p)
+            chosen, straight_through, top, probs = self._top_m(words, occurrence, p)
+            usage = probs.new_zeros(self.config.n_tokens).index_add(0, top.reshape(-1), probs.reshape(-1))
         else:
             scores = self.scores(words)
             chosen = explore_choice(scores, p, self.config.explore_m, occurrence, self.generator)
             probs = torch.softmax(scores, dim=1)
             # zero in value; carries the soft-attention gradient to the scores only
-            # (its gradient into the embeddings is (π − π)ᵀg = 0)
-            straight_through = (probs - probs.detach()) @ self.embeddings  # (W, dim)
+            # (its gradient into the embeddings, (π − π)ᵀg, is exactly zero: not computed)
+            straight_through = (probs - probs.detach()) @ self.embeddings.detach()  # (W, dim)
+            usage = probs.sum(dim=0)
         features = self.embeddings[chosen] + straight_through[occurrence]
         x = features.new_zeros(*tokens.shape, self.config.dim)
         x[valid] = features
-        return masked_mean(x, lengths)
+        return masked_mean(x, lengths), usage / max(1, len(words))
 
-    def _top_m(self, words: Tensor, occurrence: Tensor, p: float, chunk: int = 4096) -> tuple[Tensor, Tensor]:
+    def _top_m(
+        self, words: Tensor, occurrence: Tensor, p: float, chunk: int = 512
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """The ``top_m`` straight-through: each word's M best tokens are found without a graph, in
         chunks of words; the scores, the soft attention and its gradient live on those M only.
         The choice is the one ``softmax`` makes (argmax, or with probability p a uniform draw from
         the same top M, from the same random stream; up to float rounding in near-ties); the gradient is that of a softmax renormalised
         over the top M, which equals ``softmax``'s when M = n_tokens.
 
-        Returns the chosen token of every occurrence ``(R,)`` and the zero-valued gradient carrier
-        ``(W, dim)``."""
+        Returns the chosen token of every occurrence ``(R,)``, the zero-valued gradient carrier
+        ``(W, dim)``, and each word's M best tokens ``(W, M)`` with their soft attention ``(W, M)``.
+        Chunks of 512 words (:func:`_chunk_products`): a 4,096-word chunk's scores against 40K
+        tokens held 655 MB for no gain in speed."""
         m = min(self.config.explore_m, self.config.n_tokens)
         query, keys = self._queries(words), self._keys()  # (W, scorer_dim), (n_tokens, scorer_dim)
         with torch.no_grad():  # the ranking needs no scale (> 0): one matmul a chunk, then top M
-            top = torch.cat(
-                [(query[i : i + chunk] @ keys.T).topk(m, dim=1).indices for i in range(0, len(words), chunk)]
-            )  # (W, M), best first
-        top_scores = self._scaled(torch.bmm(keys[top], query.unsqueeze(-1)).squeeze(-1))  # (W, M)
+            top = torch.cat([products.topk(m, dim=1).indices for products in _chunk_products(query, keys, chunk)])
+        top_scores = self._scaled(torch.bmm(keys[top], query.unsqueeze(-1)).squeeze(-1))  # (W, M), best first
         column = explore_choice(top_scores.detach(), p, m, occurrence, self.generator)
         chosen = top[occurrence, column]
         probs = torch.softmax(top_scores, dim=1)
-        straight_through = torch.bmm((probs - probs.detach()).unsqueeze(1), self.embeddings[top]).squeeze(1)  # (W, dim)
-        return chosen, straight_through
+        if torch.is_grad_enabled():
+            # the carrier's gradient into the embeddings is exactly zero ((π − π)ᵀg): detached, the
+            # (W, M, dim) gather is not back-propagated into (a 40K-row scatter a step at 40K tokens)
+            carrier = (probs - probs.detach()).unsqueeze(1)
+            straight_through = torch.bmm(carrier, self.embeddings.detach()[top]).squeeze(1)
+        else:  # its value is zero: evaluation skips the (W, M, dim) gather
+            straight_through = query.new_zeros(len(words), self.config.dim)
+        return chosen, straight_through, top, probs
 
     @torch.no_grad()
-    def assign(self, word_ids: Tensor, chunk: int = 4096) -> Tensor:
+    def assign(self, word_ids: Tensor, chunk: int = 512) -> Tensor:
         """The final (argmax) token of each word: ``(W,) -> (W,)``."""
-        out = [self.scores(word_ids[i : i + chunk]).argmax(dim=1) for i in range(0, len(word_ids), chunk)]
+        out = []
+        for products in _chunk_products(self._queries(word_ids), self._keys(), chunk):
+            if self.config.scorer == "cosine":  # in place, the ops of _scaled: the same scores
+                products.mul_(self.config.cosine_scale)
+            out.append(products.div_(self.config.temperature).argmax(dim=1))
         return torch.cat(out) if out else word_ids.new_zeros(0)
 
     @torch.no_grad()
@@ -262,3 +286,14 @@ class LatentVocabulary(nn.Module):
         word_to_token = torch.full((vocab_size,), -1, dtype=torch.long, device=device)
         word_to_token[ids] = renumbered
         return LatentAssignment(word_to_token.cpu(), self.embeddings[used].detach().cpu().clone(), used.cpu())
+
+
+def _chunk_products(query: Tensor, keys: Tensor, chunk: int) -> Iterator[Tensor]:
+    """``query @ keys.T`` ``(W, N)`` as ``(≤ chunk, N)`` blocks of one buffer, reused: a fresh
+    ``(512, 40K)`` block a chunk (82 MB) is a fresh mmap, and its page faults cost a third of
+    the pretraining step's time at 40K tokens. A block is valid until the next is yielded."""
+    buffer = query.new_empty(min(chunk, len(query)), keys.shape[0])
+    keys_t = keys.T
+    for i in range(0, len(query), chunk):
+        block = buffer[: len(query[i : i + chunk])]
+        yield torch.mm(query[i : i + chunk], keys_t, out=block)

@@ -235,12 +235,13 @@ def collate(encoded: EncodedCaptions, rows: np.ndarray, features: Tensor, device
     Returns images ``(B, F)``, tokens ``(S, T)``, lengths ``(S,)``, lang ``(S,)``,
     image_of_sentence ``(S,)`` indexing the batch's images.
     """
-    sub = encoded.subset(rows)
-    uniq, inverse = torch.unique(sub.image_row, return_inverse=True)
+    rows_t = torch.as_tensor(rows, dtype=torch.long)
+    tokens, lengths = encoded.take(rows_t)
+    uniq, inverse = torch.unique(encoded.image_row[rows_t], return_inverse=True)
     return {
         "images": features[uniq].to(device),
-        "tokens": sub.tokens.to(device),
-        "lengths": sub.lengths,
-        "lang": sub.lang.to(device),
+        "tokens": tokens.to(device),
+        "lengths": lengths,
+        "lang": encoded.lang[rows_t].to(device),
         "image_of_sentence": inverse.to(device),
     }

@@ -102,15 +102,18 @@ def run_epochs(
     start = 0
     if last_path.exists():
         ckpt = load_torch(last_path, map_location=device)
-        if ckpt.get("run_id") == run_id:
+        if ckpt.get("run_id") != run_id:
+            log.info("checkpoint %s belongs to another configuration; starting afresh", last_path)
+        elif set(ckpt["model"]) != set(model.state_dict()):
+            # same settings, another version of the model's code (e.g. a buffer no longer saved)
+            log.info("checkpoint %s holds another model layout; starting afresh", last_path)
+        else:
             model.load_state_dict(ckpt["model"])
             optimiser.load_state_dict(ckpt["optimiser"])
             for name, obj in stateful.items():
                 obj.load_state_dict(ckpt["state"][name])  # type: ignore[attr-defined]
             rows, best, start = ckpt["log"], ckpt["best"], ckpt["epoch"]
             log.info("resumed from checkpoint %s after epoch %d", last_path, start)
-        else:
-            log.info("checkpoint %s belongs to another configuration; starting afresh", last_path)
 
     for epoch in range(start + 1, epochs + 1):
         # Seeds per epoch make a resumed run draw the same batches as an uninterrupted one.

@@ -86,9 +86,8 @@ class TupleSampler:
 
 
 def _sentences(enc: EncodedCaptions, rows: np.ndarray, device: torch.device) -> tuple[Tensor, Tensor]:
-    rows_t = torch.as_tensor(rows, dtype=torch.long)
-    lengths = enc.lengths[rows_t]
-    return enc.tokens[rows_t, : int(lengths.max())].to(device), lengths
+    tokens, lengths = enc.take(rows)
+    return tokens.to(device), lengths
 
 
 class MLMMEObjective:

@@ -16,6 +16,7 @@ LA and HEM "do not include MCLM nor CLC": the same objective with ``mclm=False``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import torch
@@ -31,15 +32,25 @@ class LatentVocabularyObjective:
     """§3.1 pretraining: eq. (1) with cosine distance, m = 0.05, top-10 most
     violated constraints, positives = sentences of the same image in any
     language, on the mean latent embeddings of
-    :class:`polyvse.models.latent_vocab.LatentVocabulary`."""
+    :class:`polyvse.models.latent_vocab.LatentVocabulary`.
+
+    ``usage_weight`` (not in the paper; 0 disables it) adds ``w · (1 − H(π̄) / log N)``, π̄ the
+    batch's mean assignment distribution over the N latent tokens
+    (:meth:`~polyvse.models.latent_vocab.LatentVocabulary.sentences_and_usage`): the
+    load-balancing term of hard-routing models, against the assignment's collapse."""
 
     margin: float = 0.05
     top_k: int = 10
+    usage_weight: float = 0.0
 
     def __call__(self, model: nn.Module, batch: dict[str, Tensor]) -> dict[str, Tensor]:
-        sentences = model(batch["tokens"], batch["lengths"])
+        sentences, usage = model.sentences_and_usage(batch["tokens"], batch["lengths"])
         loss = neighbourhood_triplet(sentences, batch["image_of_sentence"], self.margin, self.top_k)
-        return {"loss": loss, "triplet": loss}
+        out = {"loss": loss, "triplet": loss}
+        if self.usage_weight > 0:
+            entropy = -(usage * torch.log(usage.clamp(min=1e-12))).sum() / math.log(usage.shape[0])
+            out.update(loss=loss + self.usage_weight * (1.0 - entropy), usage_entropy=entropy.detach())
+        return out
 
 
 @dataclass

@@ -36,7 +36,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +44,6 @@ import torch
 from torch import Tensor, nn
 
 from polyvse.models.latent_vocab import LatentAssignment, LatentVocabulary, LatentVocabularyConfig
-from polyvse.models.universal import valid_mask
 from polyvse.optim import adam
 from polyvse.text.joint_vectors import joint_vectors
 from polyvse.text.vocab import Vocabulary
@@ -54,25 +52,6 @@ from polyvse.train.loop import fingerprint, resolve_device, run_epochs
 from polyvse.train.objectives_smalr import LatentVocabularyObjective
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class UsageRegularised:
-    """The §3.1 triplet objective plus ``weight · (1 − normalised entropy of the
-    batch's mean assignment distribution)`` (0 disables it)."""
-
-    objective: LatentVocabularyObjective
-    weight: float = 0.0
-
-    def __call__(self, model: LatentVocabulary, batch: dict[str, Tensor]) -> dict[str, Tensor]:
-        out = self.objective(model, batch)
-        if self.weight > 0:
-            valid = valid_mask(batch["lengths"].to(batch["tokens"].device), batch["tokens"].shape[1])
-            words = torch.unique(batch["tokens"][valid])
-            mean = torch.softmax(model.scores(words), dim=1).mean(dim=0)
-            entropy = -(mean * torch.log(mean.clamp(min=1e-12))).sum() / math.log(mean.shape[0])
-            out = {**out, "loss": out["loss"] + self.weight * (1.0 - entropy), "usage_entropy": entropy.detach()}
-        return out
 
 
 def centred_unit_vectors(vectors: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -86,22 +65,29 @@ def centred_unit_vectors(vectors: Mapping[str, np.ndarray]) -> dict[str, np.ndar
 
 
 @torch.no_grad()
-def cross_lingual_recall(sentences: Tensor, image: Tensor, lang: Tensor, ks: tuple[int, ...] = (1, 5, 10)) -> float:
+def cross_lingual_recall(
+    sentences: Tensor, image: Tensor, lang: Tensor, ks: tuple[int, ...] = (1, 5, 10), chunk: int = 1024
+) -> float:
     """Mean R@K (percent) of retrieving a same-image sentence of another language
     among the other-language sentences, ties counted against the query.
 
     sentences ``(S, D)``, image ``(S,)``, lang ``(S,)``. Queries without such a
-    sentence are skipped; 0 when there are none."""
-    sim = nn.functional.normalize(sentences, dim=1) @ nn.functional.normalize(sentences, dim=1).T
-    other = lang.unsqueeze(0) != lang.unsqueeze(1)
-    positive = (image.unsqueeze(0) == image.unsqueeze(1)) & other
-    has = positive.any(dim=1)
-    if not bool(has.any()):
+    sentence are skipped; 0 when there are none. Queries ``chunk`` at a time: the scale config's
+    10,140 validation sentences made a full ``(S, S)`` score matrix and its masks ~1.5 GB."""
+    unit = nn.functional.normalize(sentences, dim=1)
+    ranks = []
+    for i in range(0, len(unit), chunk):
+        sim = unit[i : i + chunk] @ unit.T  # (C, S)
+        other = lang[i : i + chunk].unsqueeze(1) != lang.unsqueeze(0)
+        positive = (image[i : i + chunk].unsqueeze(1) == image.unsqueeze(0)) & other
+        has = positive.any(dim=1)
+        sim, other, positive = sim[has], other[has], positive[has]
+        best = sim.masked_fill(~positive, -math.inf).max(dim=1).values
+        # rank of the best positive among other-language sentences; equal scores rank above it
+        ranks.append(((sim >= best.unsqueeze(1)) & other & ~positive).sum(dim=1) + 1)
+    rank = torch.cat(ranks) if ranks else torch.zeros(0, dtype=torch.long)
+    if len(rank) == 0:
         return 0.0
-    sim, other, positive = sim[has], other[has], positive[has]
-    best = sim.masked_fill(~positive, -math.inf).max(dim=1).values
-    # rank of the best positive among other-language sentences; equal scores rank above it
-    rank = ((sim >= best.unsqueeze(1)) & other & ~positive).sum(dim=1) + 1
     return float(np.mean([100.0 * float((rank <= k).float().mean()) for k in ks]))
 
 
@@ -136,9 +122,26 @@ def pretrain_latent_vocabulary(
     torch.manual_seed(seed)
     langs = list(settings["langs"])
     vocab = Vocabulary.from_counts({l: counts[l] for l in langs}, text["min_count"], text["segmenter"])
+    images = sorted(set(captions["image_id"]), key=str)
+    index = {img: i for i, img in enumerate(images)}
+    train = encode_captions(
+        pretraining_captions(captions, "train", langs, settings["captions"]),
+        vocab,
+        index,
+        text["max_len"],
+        keep_frame=False,
+    )
+    val_caps = pretraining_captions(captions, "val", langs, settings["captions"])
+    if train.tokens.shape[0] == 0 or val_caps.empty:
+        raise ValueError(f"latent pretraining needs train and val captions in {langs}")
+    # Memory at Multi30K's size with MT: the caption table (~0.7 GB) and the per-language
+    # FastText tables (~0.24 GB, and as much again centred) are not read past this point;
+    # a caller that passes them without keeping a reference gets that memory back here.
+    del captions
     if settings.get("center_vectors", True):
         fasttext = centred_unit_vectors(fasttext)
     vectors = torch.from_numpy(joint_vectors(vocab, tokens, fasttext))
+    del fasttext
     config = LatentVocabularyConfig(
         vocab_size=len(vocab),
         word_dim=int(vectors.shape[1]),
@@ -153,20 +156,12 @@ def pretrain_latent_vocabulary(
         cosine_scale=float(settings.get("cosine_scale", 30.0)),
     )
     model = LatentVocabulary(config, vectors)
-    images = sorted(set(captions["image_id"]), key=str)
-    index = {img: i for i, img in enumerate(images)}
-    train = encode_captions(
-        pretraining_captions(captions, "train", langs, settings["captions"]), vocab, index, text["max_len"]
-    )
-    val_caps = pretraining_captions(captions, "val", langs, settings["captions"])
-    if train.tokens.shape[0] == 0 or val_caps.empty:
-        raise ValueError(f"latent pretraining needs train and val captions in {langs}")
     val = encode_captions(val_caps, vocab, index, text["max_len"])
     dummy = torch.zeros(len(images), 1)  # collate wants image features; the pretraining reads sentences only
     device = resolve_device(settings.get("device", "cpu"))
     model.to(device)
-    objective = UsageRegularised(
-        LatentVocabularyObjective(settings["margin"], settings["top_k"]), float(settings.get("usage_weight", 0.0))
+    objective = LatentVocabularyObjective(
+        settings["margin"], settings["top_k"], usage_weight=float(settings.get("usage_weight", 0.0))
     )
     batches = ImageGroupedBatches(train.image_row, settings["images_per_batch"], settings["captions_per_image"])
     n_batches = min(len(batches), settings.get("batches_per_epoch") or len(batches))
@@ -182,11 +177,13 @@ def pretrain_latent_vocabulary(
                 return
             yield collate(train, rows, dummy, device)
 
+    @torch.no_grad()
     def validate(m: LatentVocabulary) -> dict[str, float]:
         # eval mode: the argmax assignment, no exploration
         loss = float(np.mean([float(objective(m, b)["loss"]) for b in val_fixed]))
         used = int(torch.unique(m.assign(torch.arange(1, len(vocab), device=device))).numel())
-        sentences = m(val_one.tokens.to(device), val_one.lengths)
+        tokens, lengths = val_one.take(torch.arange(len(val_one)))
+        sentences = m(tokens.to(device), lengths)
         recall = cross_lingual_recall(sentences, val_one.image_row.to(device), val_one.lang.to(device))
         return {"val_score": recall, "val_loss": loss, "tokens_used": used}
 
