@@ -125,6 +125,18 @@ def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
             tmp_path.unlink()
 
 
+def release_table_memory() -> None:
+    """Hand the memory of freed (arrow-backed) data frames back to the system.
+
+    pandas' string columns live in pyarrow's memory pool, which keeps what a frame freed for
+    its next allocation: after the scale config's 1.45M training captions were encoded and
+    their frames dropped, 0.85 GB stayed in the process (measured), counted in its peak memory
+    for the rest of a long job. Call it after dropping large frames."""
+    import pyarrow as pa  # pandas' parquet and string backend; imported here, where it is used
+
+    pa.default_memory_pool().release_unused()
+
+
 def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
     with atomic_path(path) as tmp:
         df.to_parquet(tmp, index=False)

@@ -43,6 +43,7 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
+from polyvse.io import release_table_memory
 from polyvse.models.latent_vocab import LatentAssignment, LatentVocabulary, LatentVocabularyConfig
 from polyvse.optim import adam
 from polyvse.text.joint_vectors import joint_vectors
@@ -138,6 +139,7 @@ def pretrain_latent_vocabulary(
     # FastText tables (~0.24 GB, and as much again centred) are not read past this point;
     # a caller that passes them without keeping a reference gets that memory back here.
     del captions
+    release_table_memory()
     if settings.get("center_vectors", True):
         fasttext = centred_unit_vectors(fasttext)
     vectors = torch.from_numpy(joint_vectors(vocab, tokens, fasttext))
