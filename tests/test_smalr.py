@@ -535,3 +535,40 @@ def test_top_m_usage_is_the_mean_of_the_words_top_m_attention():
             expected[row] += probs / 4
     assert torch.allclose(usage.detach(), expected, atol=1e-6)
     assert float(usage.detach().sum()) == pytest.approx(1.0, abs=1e-6) and usage.requires_grad
+
+
+def test_top_m_pair_scores_and_carrier_have_the_plain_gradients():
+    """The chunked autograd functions of the top_m straight-through give the values and gradients of
+    their plain formulations (a whole gather of keys / embeddings), whatever the chunk."""
+    from polyvse.models.latent_vocab import _PairScores, _ZeroCarrier
+
+    g = torch.Generator().manual_seed(0)
+    query = torch.randn(7, 5, dtype=torch.float64, generator=g, requires_grad=True)
+    keys = torch.randn(11, 5, dtype=torch.float64, generator=g, requires_grad=True)
+    emb = torch.randn(11, 4, dtype=torch.float64, generator=g)
+    top = torch.randint(0, 11, (7, 3), generator=g)
+    w_scores, w_out = (
+        torch.randn(7, 3, dtype=torch.float64, generator=g),
+        torch.randn(7, 4, dtype=torch.float64, generator=g),
+    )
+
+    def plain():
+        scores = torch.bmm(keys[top], query.unsqueeze(-1)).squeeze(-1)
+        probs = torch.softmax(scores, dim=1)
+        carrier = torch.bmm((probs - probs.detach()).unsqueeze(1), emb[top]).squeeze(1)
+        return scores, carrier
+
+    def chunked(chunk):
+        scores = _PairScores.apply(query, keys, top, chunk)
+        return scores, _ZeroCarrier.apply(torch.softmax(scores, dim=1), emb, top, chunk)
+
+    results = []
+    for run in (plain, lambda: chunked(2), lambda: chunked(100)):
+        scores, carrier = run()
+        ((scores * w_scores).sum() + (carrier * w_out).sum()).backward()
+        results.append((scores.detach(), carrier.detach(), query.grad.clone(), keys.grad.clone()))
+        query.grad, keys.grad = None, None
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            assert torch.allclose(a, b, atol=1e-12)
+    assert float(results[0][1].abs().max()) == 0.0 and float(results[0][2].abs().max()) > 0

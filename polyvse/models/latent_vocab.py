@@ -241,17 +241,11 @@ class LatentVocabulary(nn.Module):
         query, keys = self._queries(words), self._keys()  # (W, scorer_dim), (n_tokens, scorer_dim)
         with torch.no_grad():  # the ranking needs no scale (> 0): one matmul a chunk, then top M
             top = torch.cat([products.topk(m, dim=1).indices for products in _chunk_products(query, keys, chunk)])
-        top_scores = self._scaled(torch.bmm(keys[top], query.unsqueeze(-1)).squeeze(-1))  # (W, M), best first
+        top_scores = self._scaled(_PairScores.apply(query, keys, top, chunk))  # (W, M), best first
         column = explore_choice(top_scores.detach(), p, m, occurrence, self.generator)
         chosen = top[occurrence, column]
         probs = torch.softmax(top_scores, dim=1)
-        if torch.is_grad_enabled():
-            # the carrier's gradient into the embeddings is exactly zero ((π − π)ᵀg): detached, the
-            # (W, M, dim) gather is not back-propagated into (a 40K-row scatter a step at 40K tokens)
-            carrier = (probs - probs.detach()).unsqueeze(1)
-            straight_through = torch.bmm(carrier, self.embeddings.detach()[top]).squeeze(1)
-        else:  # its value is zero: evaluation skips the (W, M, dim) gather
-            straight_through = query.new_zeros(len(words), self.config.dim)
+        straight_through = _ZeroCarrier.apply(probs, self.embeddings.detach(), top, chunk)  # (W, dim)
         return chosen, straight_through, top, probs
 
     @torch.no_grad()
@@ -297,3 +291,58 @@ def _chunk_products(query: Tensor, keys: Tensor, chunk: int) -> Iterator[Tensor]
     for i in range(0, len(query), chunk):
         block = buffer[: len(query[i : i + chunk])]
         yield torch.mm(query[i : i + chunk], keys_t, out=block)
+
+
+class _PairScores(torch.autograd.Function):
+    """``query`` ``(W, S)`` · ``keys`` ``(N, S)`` at each word's pairs ``top`` ``(W, M)`` → ``(W, M)``,
+    forward and backward in chunks of words: the ``(W, M, S)`` gather of the keys (134 MB a step
+    at the scale config, and as much again for its gradient) is never held whole."""
+
+    @staticmethod
+    def forward(ctx, query: Tensor, keys: Tensor, top: Tensor, chunk: int) -> Tensor:  # type: ignore[override]
+        ctx.save_for_backward(query, keys, top)
+        ctx.chunk = chunk
+        parts = [
+            torch.bmm(keys[top[i : i + chunk]], query[i : i + chunk].unsqueeze(-1)).squeeze(-1)
+            for i in range(0, len(top), chunk)
+        ]
+        return torch.cat(parts) if parts else query.new_zeros(top.shape)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor | None, Tensor | None, None, None]:  # type: ignore[override]
+        query, keys, top = ctx.saved_tensors
+        c = ctx.chunk
+        grad_query = grad_keys = None
+        if ctx.needs_input_grad[0]:  # Σ_m g_wm k_top(w,m)
+            grad_query = query.new_zeros(query.shape)
+            for i in range(0, len(top), c):
+                grad_query[i : i + c] = torch.bmm(grad[i : i + c].unsqueeze(1), keys[top[i : i + c]]).squeeze(1)
+        if ctx.needs_input_grad[1]:  # k_n gets Σ of g_wm q_w over the pairs (w, m) that rank n
+            grad_keys = keys.new_zeros(keys.shape)
+            for i in range(0, len(top), c):
+                pairs = grad[i : i + c].unsqueeze(-1) * query[i : i + c].unsqueeze(1)  # (c, M, S)
+                grad_keys.index_add_(0, top[i : i + c].reshape(-1), pairs.reshape(-1, query.shape[1]))
+        return grad_query, grad_keys, None, None
+
+
+class _ZeroCarrier(torch.autograd.Function):
+    """The straight-through carrier ``Σ_m (π_wm − sg(π_wm)) e_top(w,m)`` of ``top_m``: zero in value
+    ``(W, dim)``; its gradient with respect to π ``(W, M)`` is ``e_top(w,m) · g_w``, and with
+    respect to the embeddings exactly zero (none is computed). In chunks of words: the
+    ``(W, M, dim)`` gather of the embeddings (229 MB a step at the scale config) is never held
+    whole, and none is made in the forward pass or in evaluation."""
+
+    @staticmethod
+    def forward(ctx, probs: Tensor, embeddings: Tensor, top: Tensor, chunk: int) -> Tensor:  # type: ignore[override]
+        ctx.save_for_backward(embeddings, top)
+        ctx.chunk = chunk
+        return probs.new_zeros(probs.shape[0], embeddings.shape[1])
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None, None]:  # type: ignore[override]
+        embeddings, top = ctx.saved_tensors
+        c = ctx.chunk
+        grad_probs = grad.new_zeros(top.shape)
+        for i in range(0, len(top), c):
+            grad_probs[i : i + c] = torch.bmm(embeddings[top[i : i + c]], grad[i : i + c].unsqueeze(-1)).squeeze(-1)
+        return grad_probs, None, None, None
