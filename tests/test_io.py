@@ -142,9 +142,9 @@ def test_a_writer_killed_mid_write_leaves_nothing_after_the_next_write(tmp_path)
     assert list(tmp_path.iterdir()) == [out]
 
 
-def test_release_table_memory_runs_after_frames_are_dropped():
-    from polyvse.io import release_table_memory
+def test_release_freed_memory_runs_after_frames_are_dropped():
+    from polyvse.io import release_freed_memory
 
     frame = pd.DataFrame({"text": pd.array(["a caption"] * 1000, dtype="string[pyarrow]")})
     del frame
-    release_table_memory()  # no error, whatever the pool held
+    release_freed_memory()  # no error, whatever the pools held

@@ -211,6 +211,7 @@ class LatentVocabulary(nn.Module):
         if self.config.straight_through == "top_m":
             chosen, straight_through, top, probs = self._top_m(words, occurrence, p)
             usage = probs.new_zeros(self.config.n_tokens).index_add(0, top.reshape(-1), probs.reshape(-1))
+            usage = usage / max(1, len(words))
         else:
             scores = self.scores(words)
             chosen = explore_choice(scores, p, self.config.explore_m, occurrence, self.generator)
@@ -218,11 +219,15 @@ class LatentVocabulary(nn.Module):
             # zero in value; carries the soft-attention gradient to the scores only
             # (its gradient into the embeddings, (π − π)ᵀg, is exactly zero: not computed)
             straight_through = (probs - probs.detach()) @ self.embeddings.detach()  # (W, dim)
-            usage = probs.sum(dim=0)
+            # π̄ from a scoring of its own, as the usage term was first written: the same value as
+            # probs.mean(0), but its gradient summed in another order, and the default config's
+            # published pretraining (docs/default_run) rests on this one; at the default's 1,024
+            # tokens the second scoring costs little (top_m, for 40K, reuses its top-M attention)
+            usage = torch.softmax(self.scores(words), dim=1).mean(dim=0)
         features = self.embeddings[chosen] + straight_through[occurrence]
         x = features.new_zeros(*tokens.shape, self.config.dim)
         x[valid] = features
-        return masked_mean(x, lengths), usage / max(1, len(words))
+        return masked_mean(x, lengths), usage
 
     def _top_m(
         self, words: Tensor, occurrence: Tensor, p: float, chunk: int = 512

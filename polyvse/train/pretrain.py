@@ -43,7 +43,7 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from polyvse.io import release_table_memory
+from polyvse.io import release_freed_memory
 from polyvse.models.latent_vocab import LatentAssignment, LatentVocabulary, LatentVocabularyConfig
 from polyvse.optim import adam
 from polyvse.text.joint_vectors import joint_vectors
@@ -139,7 +139,7 @@ def pretrain_latent_vocabulary(
     # FastText tables (~0.24 GB, and as much again centred) are not read past this point;
     # a caller that passes them without keeping a reference gets that memory back here.
     del captions
-    release_table_memory()
+    release_freed_memory()
     if settings.get("center_vectors", True):
         fasttext = centred_unit_vectors(fasttext)
     vectors = torch.from_numpy(joint_vectors(vocab, tokens, fasttext))
@@ -177,6 +177,8 @@ def pretrain_latent_vocabulary(
         for i, rows in enumerate(batches.epoch(rng)):
             if i >= n_batches:
                 return
+            if i % 100 == 99:  # batches of varying vocabularies fragment the heap over an epoch
+                release_freed_memory()
             yield collate(train, rows, dummy, device)
 
     @torch.no_grad()
@@ -184,8 +186,16 @@ def pretrain_latent_vocabulary(
         # eval mode: the argmax assignment, no exploration
         loss = float(np.mean([float(objective(m, b)["loss"]) for b in val_fixed]))
         used = int(torch.unique(m.assign(torch.arange(1, len(vocab), device=device))).numel())
-        tokens, lengths = val_one.take(torch.arange(len(val_one)))
-        sentences = m(tokens.to(device), lengths)
+        # the sentences 1,024 at a time: the scale config's 10,140 in one batch padded to
+        # (10,140, 40, 512) floats, 0.8 GB and as much again for their mean (measured peak 3.9 GB)
+        sentences = torch.cat(
+            [
+                m(tokens.to(device), lengths)
+                for tokens, lengths in (
+                    val_one.take(torch.arange(i, min(i + 1024, len(val_one)))) for i in range(0, len(val_one), 1024)
+                )
+            ]
+        )
         recall = cross_lingual_recall(sentences, val_one.image_row.to(device), val_one.lang.to(device))
         return {"val_score": recall, "val_loss": loss, "tokens_used": used}
 
