@@ -193,6 +193,9 @@ class FixedSentences(nn.Module):
         super().__init__()
         self.sentences = sentences
 
+    def forward(self, tokens, lengths):
+        return self.sentences
+
     def sentences_and_usage(self, tokens, lengths):
         return self.sentences, torch.full((4,), 0.25)  # an even assignment over four tokens
 

@@ -197,21 +197,28 @@ class LatentVocabulary(nn.Module):
         contributes its latent embedding; gradients reach the scorer through the
         straight-through estimator described in the module docstring.
         """
-        return self.sentences_and_usage(tokens, lengths)[0]
+        return self._sentences(tokens, lengths, usage=False)[0]
 
     def sentences_and_usage(self, tokens: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
         """:meth:`forward`'s sentences ``(S, dim)`` and the batch's mean assignment distribution
         ``(n_tokens,)``: the mean over its distinct words of π (``softmax``: over every token;
         ``top_m``: over each word's M best, zero elsewhere), with its gradient — what a usage
-        (load-balancing) term reads, from the scores the step computed anyway."""
+        (load-balancing) term reads."""
+        sentences, usage = self._sentences(tokens, lengths, usage=True)
+        assert usage is not None
+        return sentences, usage
+
+    def _sentences(self, tokens: Tensor, lengths: Tensor, usage: bool) -> tuple[Tensor, Tensor | None]:
         lengths = lengths.to(tokens.device)
         valid = valid_mask(lengths, tokens.shape[1])
         words, occurrence = torch.unique(tokens[valid], return_inverse=True)  # score each word once
         p = self.config.explore_p if self.training else 0.0
         if self.config.straight_through == "top_m":
             chosen, straight_through, top, probs = self._top_m(words, occurrence, p)
-            usage = probs.new_zeros(self.config.n_tokens).index_add(0, top.reshape(-1), probs.reshape(-1))
-            usage = usage / max(1, len(words))
+            mean_usage = None
+            if usage:  # the forward's own top-M attention: no second ranking against every token
+                mean_usage = probs.new_zeros(self.config.n_tokens).index_add(0, top.reshape(-1), probs.reshape(-1))
+                mean_usage = mean_usage / max(1, len(words))
         else:
             scores = self.scores(words)
             chosen = explore_choice(scores, p, self.config.explore_m, occurrence, self.generator)
@@ -223,11 +230,11 @@ class LatentVocabulary(nn.Module):
             # probs.mean(0), but its gradient summed in another order, and the default config's
             # published pretraining (docs/default_run) rests on this one; at the default's 1,024
             # tokens the second scoring costs little (top_m, for 40K, reuses its top-M attention)
-            usage = torch.softmax(self.scores(words), dim=1).mean(dim=0)
+            mean_usage = torch.softmax(self.scores(words), dim=1).mean(dim=0) if usage else None
         features = self.embeddings[chosen] + straight_through[occurrence]
         x = features.new_zeros(*tokens.shape, self.config.dim)
         x[valid] = features
-        return masked_mean(x, lengths), usage
+        return masked_mean(x, lengths), mean_usage
 
     def _top_m(
         self, words: Tensor, occurrence: Tensor, p: float, chunk: int = 512

@@ -44,13 +44,18 @@ class LatentVocabularyObjective:
     usage_weight: float = 0.0
 
     def __call__(self, model: nn.Module, batch: dict[str, Tensor]) -> dict[str, Tensor]:
+        if self.usage_weight <= 0:  # the paper's loss: no assignment distribution is needed
+            sentences = model(batch["tokens"], batch["lengths"])
+            loss = neighbourhood_triplet(sentences, batch["image_of_sentence"], self.margin, self.top_k)
+            return {"loss": loss, "triplet": loss}
         sentences, usage = model.sentences_and_usage(batch["tokens"], batch["lengths"])
         loss = neighbourhood_triplet(sentences, batch["image_of_sentence"], self.margin, self.top_k)
-        out = {"loss": loss, "triplet": loss}
-        if self.usage_weight > 0:
-            entropy = -(usage * torch.log(usage.clamp(min=1e-12))).sum() / math.log(usage.shape[0])
-            out.update(loss=loss + self.usage_weight * (1.0 - entropy), usage_entropy=entropy.detach())
-        return out
+        entropy = -(usage * torch.log(usage.clamp(min=1e-12))).sum() / math.log(usage.shape[0])
+        return {
+            "loss": loss + self.usage_weight * (1.0 - entropy),
+            "triplet": loss,
+            "usage_entropy": entropy.detach(),
+        }
 
 
 @dataclass
