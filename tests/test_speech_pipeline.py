@@ -654,3 +654,35 @@ def test_places_speech_adapter_gives_images_and_no_captions(tmp_path):
     assert captions.empty and list(captions.columns[:6]) == ["image_id", "split", "lang", "cap_idx", "text", "origin"]
     assert images["image_id"].tolist() == ["p0", "p1", "p2"] and images["split"].tolist() == ["test", "train", "train"]
     assert images["path"].iloc[1] == str(tmp_path / "p1.jpg")
+
+
+def test_run_epochs_resumes_its_own_layout_and_starts_afresh_on_another(tmp_path):
+    """A checkpoint of the same run resumes after its epoch; one whose model holds other tensors
+    (same settings, another version of the model's code) is not loaded: the run starts afresh."""
+    validated = []
+
+    def run(model, epochs):
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        return run_epochs(
+            model,
+            opt,
+            lambda rng: [torch.ones(4, 2)],
+            1,
+            lambda b: {"loss": model(b).pow(2).mean()},
+            lambda m: validated.append(1) or 1.0,
+            epochs=epochs,
+            seed=0,
+            checkpoint_dir=tmp_path,
+            run_id="x",
+            device=torch.device("cpu"),
+            progress=False,
+        )
+
+    run(torch.nn.Linear(2, 1), 1)
+    validated.clear()
+    assert len(run(torch.nn.Linear(2, 1), 2).log) == 2 and len(validated) == 1  # resumed: epoch 2 only
+    other = torch.nn.Linear(2, 1)
+    other.register_buffer("extra", torch.zeros(1))  # a layout the checkpoint does not have
+    validated.clear()
+    result = run(other, 2)
+    assert len(validated) == 2 and list(result.log["epoch"]) == [1, 2] and "extra" in result.best_state
