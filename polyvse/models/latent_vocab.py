@@ -301,8 +301,8 @@ def _chunk_products(query: Tensor, keys: Tensor, chunk: int) -> Iterator[Tensor]
     buffer = query.new_empty(min(chunk, len(query)), keys.shape[0])
     keys_t = keys.T
     for i in range(0, len(query), chunk):
-        block = buffer[: len(query[i : i + chunk])]
-        yield torch.mm(query[i : i + chunk], keys_t, out=block)
+        rows = query[i : i + chunk]
+        yield torch.mm(rows, keys_t, out=buffer[: len(rows)])
 
 
 class _PairScores(torch.autograd.Function):
