@@ -4,7 +4,10 @@ import pytest
 import torch
 from torch import nn
 
-from polyvse.optim import LazyTableAdam, adam, clip_gradient_norm, lazy_word_tables
+import subprocess
+import sys
+
+from polyvse.optim import FusedAdam, LazyAdam, LazyTableAdam, adam, clip_gradient_norm, lazy_word_tables
 
 
 class Tiny(nn.Module):
@@ -46,7 +49,7 @@ def test_dense_adam_moves_rows_the_batch_did_not_use():
     torch.manual_seed(0)
     model = Tiny()
     optimiser = adam(list(model.parameters()), lr=0.1)
-    assert isinstance(optimiser, torch.optim.Adam)
+    assert isinstance(optimiser, FusedAdam)
     step(model, optimiser, torch.tensor([[3]]))
     before = model.words.weight.detach().clone()
     step(model, optimiser, torch.tensor([[7]]))
@@ -95,3 +98,87 @@ def test_lazy_updates_refuse_weight_decay():
     model = Tiny()
     with pytest.raises(ValueError, match="weight decay"):
         adam(list(model.parameters()), lr=0.1, weight_decay=0.01, lazy=lazy_word_tables(model))
+
+
+def twins(lazy: bool) -> tuple[Tiny, Tiny]:
+    torch.manual_seed(0)
+    a, b = Tiny(), Tiny()
+    b.load_state_dict(a.state_dict())
+    if lazy:
+        lazy_word_tables(a)
+        lazy_word_tables(b)
+    return a, b
+
+
+BATCHES = [torch.tensor([[3, 5, 5]]), torch.tensor([[7, 3, 1]]), torch.tensor([[9, 9]]), torch.tensor([[5, 2, 8, 3]])]
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.01])
+def test_fused_adam_is_torch_fused_adam_bit_for_bit(weight_decay):
+    ours, theirs = twins(lazy=False)
+    opt_ours = FusedAdam(list(ours.parameters()), lr=0.05, weight_decay=weight_decay)
+    opt_theirs = torch.optim.Adam(list(theirs.parameters()), lr=0.05, weight_decay=weight_decay, fused=True)
+    for i, tokens in enumerate(BATCHES):
+        if i == 2:  # a rate set between steps (a scheduler) is read by the next step
+            for o in (opt_ours, opt_theirs):
+                o.param_groups[0]["lr"] = 0.01
+        step(ours, opt_ours, tokens, clip=0.5)
+        step(theirs, opt_theirs, tokens, clip=0.5)
+    for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
+        assert torch.equal(p, q), name
+
+
+def test_lazy_adam_is_torch_sparse_adam_bit_for_bit():
+    ours, theirs = twins(lazy=True)
+    opt_ours = LazyAdam([ours.words.weight], lr=0.05)
+    opt_theirs = torch.optim.SparseAdam([theirs.words.weight], lr=0.05)
+    for tokens in BATCHES:
+        step(ours, opt_ours, tokens)
+        step(theirs, opt_theirs, tokens)
+    assert torch.equal(ours.words.weight, theirs.words.weight)
+    assert not torch.equal(ours.words.weight, twins(lazy=True)[0].words.weight)  # it did step
+
+
+def test_a_checkpoint_of_torch_adam_resumes_in_fused_adam():
+    """The state-dict layout is torch's: a run checkpointed by torch.optim.Adam goes on here."""
+    ours, theirs = twins(lazy=False)
+    opt_theirs = torch.optim.Adam(list(theirs.parameters()), lr=0.05, fused=True)
+    opt_ours = FusedAdam(list(ours.parameters()), lr=0.05)
+    step(theirs, opt_theirs, BATCHES[0])
+    ours.load_state_dict(theirs.state_dict())
+    opt_ours.load_state_dict(opt_theirs.state_dict())
+    for tokens in BATCHES[1:]:
+        step(ours, opt_ours, tokens)
+        step(theirs, opt_theirs, tokens)
+    for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
+        assert torch.equal(p, q), name
+
+
+def test_optimisers_refuse_the_other_kind_of_gradient():
+    model = Tiny()
+    lazy_word_tables(model)
+    model(torch.tensor([[1, 2]])).backward()
+    with pytest.raises(ValueError, match="sparse word table"):
+        FusedAdam([model.words.weight], lr=0.1).step()
+    with pytest.raises(ValueError, match="sparse gradients"):
+        LazyAdam([model.fc.weight], lr=0.1).step()
+    with pytest.raises(ValueError, match="other parameter groups"):
+        FusedAdam([model.fc.weight], lr=0.1).load_state_dict(FusedAdam(list(model.parameters()), lr=0.1).state_dict())
+
+
+def test_training_steps_do_not_import_the_compiler():
+    """torch.optim.Optimizer imports torch._dynamo on its first step (over a second of every
+    training job); polyvse's optimisers and training loop do not."""
+    code = (
+        "import sys, torch\n"
+        "from polyvse.optim import adam, lazy_word_tables, clip_gradient_norm\n"
+        "from polyvse.speech.schedule import warmup_step_decay_scheduler\n"
+        "m = torch.nn.Sequential(torch.nn.Embedding(9, 3), torch.nn.Linear(3, 1))\n"
+        "o = adam(list(m.parameters()), lr=0.1, lazy=lazy_word_tables(m))\n"
+        "s = warmup_step_decay_scheduler(adam(list(m[1].parameters()), lr=0.1), total_steps=4)\n"
+        "o.zero_grad(); m(torch.tensor([1, 2])).sum().backward()\n"
+        "clip_gradient_norm(m.parameters(), 1.0); o.step(); s.step()\n"
+        "print('torch._dynamo' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import torch
-from torch.optim.lr_scheduler import LambdaLR
-
-from polyvse.optim import adam
+from polyvse.optim import FusedAdam, adam
 
 
 @dataclass(frozen=True)
 class WarmupStepDecay:
-    """The multiplier of the base rate at a given step (a callable object, so
-    that ``LambdaLR.state_dict`` keeps its settings).
+    """The multiplier of the base rate at a given step.
 
     step < W:  ``(step + 1) / W`` — linear, reaching the full rate at the last
     warm-up step (starting at ``1/W``, not 0, so that no step is wasted);
@@ -56,17 +53,44 @@ def make_adam(
     lr: float = 1e-3,
     betas: tuple[float, float] = (0.9, 0.999),
     weight_decay: float = 0.0,
-) -> torch.optim.Adam:
+) -> FusedAdam:
     """Adam as §3.1.2 (β₁ = 0.9, β₂ = 0.999, lr = 1e-3)."""
     return adam(params, lr=lr, betas=betas, weight_decay=weight_decay)
 
 
+class StepSchedule:
+    """Sets each parameter group's rate to its base rate times ``multiplier(step)``, the step
+    counted from 0 at construction; ``step()`` after every optimiser step. ``LambdaLR``'s
+    rule and state-dict keys (``last_epoch``, ``base_lrs``), on polyvse's optimisers."""
+
+    def __init__(self, optimizer: FusedAdam, multiplier: Callable[[int], float]) -> None:
+        self.optimizer, self.multiplier = optimizer, multiplier
+        self.base_lrs = [group["lr"] for group in optimizer.param_groups]
+        self.last_epoch = 0
+        self._apply()
+
+    def _apply(self) -> None:
+        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
+            group["lr"] = base * self.multiplier(self.last_epoch)
+
+    def step(self) -> None:
+        self.last_epoch += 1
+        self._apply()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        # the rates themselves come back with the optimiser's state
+        self.last_epoch, self.base_lrs = int(state["last_epoch"]), list(state["base_lrs"])
+
+
 def warmup_step_decay_scheduler(
-    optimizer: torch.optim.Optimizer,
+    optimizer: FusedAdam,
     total_steps: int,
     warmup_fraction: float = 0.1,
     decay: float = 0.99,
     every: int = 50,
-) -> LambdaLR:
-    """``LambdaLR`` applying :class:`WarmupStepDecay`; call ``scheduler.step()`` after every optimiser step."""
-    return LambdaLR(optimizer, WarmupStepDecay(total_steps, warmup_fraction, decay, every))
+) -> StepSchedule:
+    """:class:`StepSchedule` applying :class:`WarmupStepDecay`; call ``scheduler.step()`` after every optimiser step."""
+    return StepSchedule(optimizer, WarmupStepDecay(total_steps, warmup_fraction, decay, every))
