@@ -366,6 +366,10 @@ def train_inputs(wildcards):
         inputs["pretrain"] = f"{R}/{ds}/pretrain/{needs.pretrain}.pt"
     if needs.dictionaries:
         inputs["dictionaries"] = dictionaries_dir(wildcards)
+    # the job ends with the test split's direct evaluation (rule evaluate's inputs for that protocol)
+    inputs["test_captions"] = evaluation_inputs(
+        Namespace(dataset=wildcards.dataset, variant=wildcards.variant, protocol="direct")
+    )["captions"]
     return inputs
 
 

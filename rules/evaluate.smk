@@ -1,8 +1,9 @@
 rule evaluate:
     """Bidirectional retrieval on the test split, per language: R@1/5/10, medr, mR.
-    Protocol direct: queries in their own language; to_en: translated into English;
-    clc_a / clc_c: each query with its translations into the model's languages,
-    scores averaged / aggregated by an MLP fitted on validation (SMALR §3.4)."""
+    Protocol to_en: queries translated into English; clc_a / clc_c: each query with
+    its translations into the model's languages, scores averaged / aggregated by an
+    MLP fitted on validation (SMALR §3.4). Protocol direct (queries in their own
+    language) is the train rule's: the model is still in memory there."""
     input:
         unpack(evaluation_inputs),
     output:
@@ -11,6 +12,8 @@ rule evaluate:
         "logs/{dataset}/evaluate_{variant}.{protocol}.log",
     benchmark:
         "benchmarks/evaluate/{dataset}/{variant}.{protocol}.tsv"
+    wildcard_constraints:
+        protocol="|".join(p for p in PROTOCOLS if p != "direct"),
     conda:
         "../envs/polyvse.yaml"
     threads: 1

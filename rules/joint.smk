@@ -6,13 +6,15 @@
 rule joint_train:
     """One joint variant (polyvse.models.joint, trained as thesis §3.1.2 on every view):
     checkpoints every epoch, resumes after a kill, keeps the best epoch by validation recall
-    over every ordered view pair. Requests a GPU on a cluster; CPU otherwise."""
+    over every ordered view pair; then test retrieval between every ordered pair of its views
+    (R@1/5/10, their mean, medr). Requests a GPU on a cluster; CPU otherwise."""
     input:
         unpack(joint_inputs),
     output:
         model=f"{R}/{{dataset}}/joint/{{variant}}/model.pt",
         epochs=f"{R}/{{dataset}}/joint/{{variant}}/epochs.tsv",
         params=f"{R}/{{dataset}}/joint/{{variant}}/params.json",
+        evaluation=f"{R}/{{dataset}}/joint/{{variant}}/eval.tsv",
     log:
         "logs/{dataset}/joint_train_{variant}.log",
     benchmark:
@@ -29,29 +31,6 @@ rule joint_train:
         checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/joint/{wc.variant}/checkpoint",
     script:
         "../workflow_scripts/joint_train.py"
-
-
-rule joint_evaluate:
-    """Test retrieval between every ordered pair of a joint model's views: R@1/5/10, their mean, medr."""
-    input:
-        unpack(joint_inputs),
-        model=f"{R}/{{dataset}}/joint/{{variant}}/model.pt",
-    output:
-        f"{R}/{{dataset}}/joint/{{variant}}/eval.tsv",
-    log:
-        "logs/{dataset}/joint_evaluate_{variant}.log",
-    benchmark:
-        "benchmarks/joint_evaluate/{dataset}/{variant}.tsv"
-    wildcard_constraints:
-        variant=names_regex(joint_variants()),
-    conda:
-        "../envs/polyvse.yaml"
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    script:
-        "../workflow_scripts/joint_evaluate.py"
 
 
 rule any_to_any:

@@ -20,7 +20,9 @@ wildcard_constraints:
 rule mlmme_train:
     """One MLMME run (Calixto et al. 2017 §2, §4): one GRU encoder per language, the
     β-weighted ranking loss; VSE runs have one language and β = 1. Checkpoints every
-    epoch, resumes after a kill, keeps the best epoch by validation mR."""
+    epoch, resumes after a kill, keeps the best epoch by validation mR; then test
+    retrieval: sentence→image and image→sentence per language, and sentence→sentence
+    between every two of its languages."""
     input:
         captions=f"{R}/{{dataset}}/captions.parquet",
         features=f"{R}/{{dataset}}/image_features/{BACKBONE}.npy",
@@ -33,6 +35,7 @@ rule mlmme_train:
         model=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/model.pt",
         epochs=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/epochs.tsv",
         params=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/params.json",
+        evaluation=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/eval.tsv",
     log:
         "logs/{dataset}/mlmme_train_{variant}_{mlmme_run}.log",
     benchmark:
@@ -50,35 +53,6 @@ rule mlmme_train:
         checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/mlmme/{wc.variant}/{wc.mlmme_run}/checkpoint",
     script:
         "../workflow_scripts/mlmme_train.py"
-
-
-rule mlmme_evaluate:
-    """Test retrieval of one run: sentence→image and image→sentence per language,
-    and sentence→sentence between every two of its languages."""
-    input:
-        model=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/model.pt",
-        captions=f"{R}/{{dataset}}/captions.parquet",
-        features=f"{R}/{{dataset}}/image_features/{BACKBONE}.npy",
-        ids=f"{R}/{{dataset}}/image_features/{BACKBONE}.ids.txt",
-    output:
-        f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/eval.tsv",
-    log:
-        "logs/{dataset}/mlmme_evaluate_{variant}_{mlmme_run}.log",
-    benchmark:
-        "benchmarks/mlmme_evaluate/{dataset}/{variant}_{mlmme_run}.tsv"
-    wildcard_constraints:
-        variant=names_regex(MLMME_VARIANTS),
-        mlmme_run=names_regex(MLMME_TRAINED),
-    conda:
-        "../envs/polyvse.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=15,
-    params:
-        device=lambda wc: mlmme_block(config, wc.variant)["training"]["device"],
-    script:
-        "../workflow_scripts/mlmme_evaluate.py"
 
 
 rule mlmme_table:

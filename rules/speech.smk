@@ -54,13 +54,16 @@ rule logmel:
 
 rule speech_train:
     """One grounded-speech variant (thesis §3.1.2): checkpoints every epoch, resumes after a kill,
-    keeps the best epoch by validation recall. Requests a GPU on a cluster; CPU otherwise."""
+    keeps the best epoch by validation recall, then measures test retrieval between every pair of
+    views (§3.1.3: R@1/5/10 per direction and averaged over both, median ranks, the best epoch).
+    Requests a GPU on a cluster; CPU otherwise."""
     input:
         unpack(speech_view_inputs),
     output:
         model=f"{R}/{{dataset}}/speech/{{variant}}/model.pt",
         epochs=f"{R}/{{dataset}}/speech/{{variant}}/epochs.tsv",
         params=f"{R}/{{dataset}}/speech/{{variant}}/params.json",
+        evaluation=f"{R}/{{dataset}}/speech/{{variant}}/eval.tsv",
     log:
         "logs/{dataset}/speech_train_{variant}.log",
     benchmark:
@@ -75,28 +78,6 @@ rule speech_train:
         checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/speech/{wc.variant}/checkpoint",
     script:
         "../workflow_scripts/speech_train.py"
-
-
-rule speech_evaluate:
-    """Test retrieval between every pair of views (thesis §3.1.3): R@1/5/10 per direction and
-    averaged over both, median ranks, and the best epoch."""
-    input:
-        unpack(speech_view_inputs),
-        model=f"{R}/{{dataset}}/speech/{{variant}}/model.pt",
-    output:
-        f"{R}/{{dataset}}/speech/{{variant}}/eval.tsv",
-    log:
-        "logs/{dataset}/speech_evaluate_{variant}.log",
-    benchmark:
-        "benchmarks/speech_evaluate/{dataset}/{variant}.tsv"
-    conda:
-        "../envs/polyvse.yaml"
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    script:
-        "../workflow_scripts/speech_evaluate.py"
 
 
 rule speech_table:

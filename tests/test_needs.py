@@ -74,7 +74,7 @@ def test_a_multi30k_config_without_dictionaries_plans_no_mt_job(tmp_path):
         re.findall(r"^localrule (\w+):", done.stdout, re.M)
     )
     assert not jobs & MT_RULES, sorted(jobs & MT_RULES)
-    assert {"dataset", "train", "evaluate", "table"} <= jobs
+    assert {"dataset", "train", "table"} <= jobs  # train evaluates directly; no MT, no other protocol
     assert "train_embn_en" in out or "variant=embn_en" in out
     assert "embn_all_mt" not in done.stdout
     # said before any job, with the way to bring the rows back

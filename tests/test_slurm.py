@@ -236,7 +236,7 @@ def test_tiny_workflow_on_slurm_matches_local_run_and_failures_are_reported(slur
     jobs = slurm_jobs(run.stdout)
     assert Counter(rule for rule, _ in jobs) == remote
     assert all(state == "COMPLETED" for _, state in jobs), jobs
-    assert remote["train"] == len(config["variants"]) and remote["evaluate"] >= len(config["variants"])
+    assert remote["train"] == len(config["variants"])  # each writes its direct evaluation too
     assert "table" in local_jobs and "table" not in remote  # trivial rules stay local
     # same seed, CPU, one thread: training is deterministic, the tables identical
     assert (on_slurm / "results" / "table2.tsv").read_text() == (local / "results" / "table2.tsv").read_text()

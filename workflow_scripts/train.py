@@ -1,15 +1,19 @@
-"""Rule train: one model variant → model.pt (best epoch), epochs.tsv, params.json."""
+"""Rule train: one model variant → model.pt (best epoch), epochs.tsv, params.json, and the
+test split's direct evaluation eval/{variant}.direct.tsv (rule evaluate writes the other protocols)."""
 
 from pathlib import Path
 
 import numpy as np
 
 from polyvse.data.tables import read_captions
+from polyvse.evaluate.run import evaluate_model
 from polyvse.io import load_torch, save_torch, write_json, write_tsv
 from polyvse.logs import job_log
+from polyvse.models.registry import model_from_checkpoint
 from polyvse.text.reduction import load_english_dictionaries
 from polyvse.text.vocab import read_counts
 from polyvse.train.families import FamilyInputs
+from polyvse.train.loop import resolve_device
 from polyvse.train.run import train_variant
 
 
@@ -40,9 +44,10 @@ with job_log(snakemake.log[0], "train") as log:
         ),
     )
     ids = Path(snakemake.input.ids).read_text(encoding="utf-8").split()
+    features = np.load(snakemake.input.features)
     trained = train_variant(
         read_captions(snakemake.input.captions),
-        np.load(snakemake.input.features),
+        features,
         ids,
         vocab_counts,
         settings,
@@ -58,4 +63,21 @@ with job_log(snakemake.log[0], "train") as log:
         {"variant": snakemake.wildcards.variant, "vocabulary_size": len(trained.vocab), **summary},
         snakemake.output.params,
     )
-    save_torch(trained.saved(), snakemake.output.model)
+    saved = trained.saved()
+    save_torch(saved, snakemake.output.model)
+    # The test split's direct retrieval (queries in their own language), on the model as model.pt
+    # holds it: in a job of its own it would import torch and read the data again, a second or two
+    # for a fraction of one (docs/architecture.md, "A job is worth its start-up").
+    model, vocab = model_from_checkpoint(saved)
+    model.to(resolve_device(settings["training"]["device"]))
+    table = evaluate_model(
+        model,
+        vocab,
+        read_captions(snakemake.input.test_captions),
+        features,
+        ids,
+        snakemake.params.eval_langs,
+        saved["max_len"],
+    )
+    table["added_params"] = 0  # the direct protocol adds no parameters (CLC-C's MLP does: rule evaluate)
+    write_tsv(table, snakemake.output.evaluation, float_format="%.2f")
