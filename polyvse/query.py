@@ -382,7 +382,7 @@ def embed_text(tm: TrainedModel, text: str, lang: str) -> torch.Tensor:
     frame = pd.DataFrame({"image_id": ["query"], "lang": [lang], "text": [text]})
     enc = encode_captions(frame, tm.vocab, {"query": 0}, tm.max_len)
     unknown = tm.vocab.stoi[(lang, "<unk>")]
-    if bool((enc.tokens[0, : int(enc.lengths[0])] == unknown).all()):
+    if bool((enc.ids == unknown).all()):  # the query's ids, its only sentence
         raise InputError("--text", f"no word of the query is in the model's {lang} vocabulary")
     return embed_sentences(tm.model, enc)[0].cpu()
 

@@ -17,7 +17,7 @@ def encoded(profile, langs, n_train, seed=1):
     caps = caps[caps["split"] == "train"].reset_index(drop=True)
     index = {img: i for i, img in enumerate(sorted(set(caps["image_id"])))}
     n = len(caps)
-    return EncodedCaptions(
+    return EncodedCaptions.from_padded(
         torch.zeros(n, 1, dtype=torch.long),
         torch.ones(n, dtype=torch.long),
         torch.tensor([index[i] for i in caps["image_id"]]),
@@ -243,3 +243,32 @@ def test_train_variant_samples_with_the_configured_balance(tiny, tmp_path, monke
 def test_train_variant_rejects_a_balance_without_a_training_language(tiny, tmp_path):
     with pytest.raises(ValueError, match=r"training.language_balance: no share for training language\(s\) zh"):
         run.train_variant(*tiny, embn_settings(language_balance={"en": 1, "de": 1}), tmp_path, progress=False)
+
+
+def test_encoded_captions_keep_ragged_ids_and_hand_out_padded_batches():
+    import pandas as pd
+
+    from polyvse.text.encoded import encode_captions
+    from polyvse.text.vocab import Vocabulary
+
+    caps = pd.DataFrame(
+        {
+            "image_id": ["a", "b", "a", "b"],
+            "lang": ["en", "en", "de", "en"],
+            "text": ["a red ball", "dog", "ein hund auf dem gras", ""],
+        }
+    )
+    vocab = Vocabulary.from_counts(
+        {"en": {"a": 2, "red": 1, "ball": 1, "dog": 1}, "de": {"ein": 1, "hund": 1, "auf": 1, "dem": 1}}, 1
+    )
+    enc = encode_captions(caps, vocab, {"a": 0, "b": 1}, max_len=4)
+    assert enc.lengths.tolist() == [3, 1, 4, 1]  # cut at max_len; an empty sentence is one <unk>
+    assert enc.ids.dtype == torch.int32 and enc.ids.numel() == 9  # no padding stored
+    expected = [vocab.encode(t, l, 4) for t, l in zip(caps["text"], caps["lang"])]
+    tokens, lengths = enc.take([2, 0])
+    assert tokens.dtype == torch.long and lengths.tolist() == [4, 3]
+    assert tokens.tolist() == [expected[2], expected[0] + [0]]
+    assert enc.take([1, 3])[0].tolist() == [expected[1], expected[3]]  # as wide as its longest row
+    sub = enc.subset([2, 1])
+    assert len(sub) == 2 and sub.take([0, 1])[0].tolist() == [expected[2], expected[1] + [0, 0, 0]]
+    assert sub.frame["text"].tolist() == ["ein hund auf dem gras", "dog"]

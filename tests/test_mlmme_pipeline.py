@@ -61,7 +61,7 @@ def test_config_check_names_the_key():
 def encoded(image_rows: list[int], tokens: list[list[int]] | None = None) -> EncodedCaptions:
     n = len(image_rows)
     toks = torch.tensor(tokens) if tokens else torch.arange(1, n + 1).reshape(n, 1)
-    return EncodedCaptions(
+    return EncodedCaptions.from_padded(
         toks,
         torch.full((n,), toks.shape[1]),
         torch.tensor(image_rows),

@@ -1,7 +1,8 @@
-"""Caption sets encoded as padded tensors: what a model reads, in training and in evaluation."""
+"""Caption sets encoded as token ids: what a model reads, in training and in evaluation."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,42 +18,69 @@ from polyvse.text.vocab import Vocabulary
 class EncodedCaptions:
     """Sentences ready for a model.
 
-    tokens ``(S, T)`` int32, zero-padded (int32: at Multi30K's size with MT, 1.45M sentences,
-    int64 held 464 MB more than the ids need; :meth:`take` hands a model long ids);
-    lengths ``(S,)``; image_row ``(S,)`` row of each sentence's image in the feature matrix;
-    lang ``(S,)`` index into ``langs``; frame: the captions these rows came from (same order),
-    None where the caller did not keep them (a training set whose text is not read again).
+    ids: every sentence's token ids one after another, int32 (ragged: at Multi30K's size with
+    MT, 1.45M sentences of 18 ids on average, a matrix padded to 40 ids held 232 MB where the ids
+    need 104; int64 would double either); offsets ``(S + 1,)``: sentence i is
+    ``ids[offsets[i]:offsets[i + 1]]``; lengths ``(S,)``; image_row ``(S,)`` row of each
+    sentence's image in the feature matrix; lang ``(S,)`` index into ``langs``; frame: the
+    captions these rows came from (same order), None where the caller did not keep them (a
+    training set whose text is not read again). :meth:`take` hands a model zero-padded long ids.
     """
 
-    tokens: Tensor
+    ids: Tensor
+    offsets: Tensor
     lengths: Tensor
     image_row: Tensor
     lang: Tensor
     langs: list[str]
     frame: pd.DataFrame | None
 
+    @classmethod
+    def from_padded(
+        cls,
+        tokens: Tensor,
+        lengths: Tensor,
+        image_row: Tensor,
+        lang: Tensor,
+        langs: list[str],
+        frame: pd.DataFrame | None,
+    ) -> "EncodedCaptions":
+        """From zero-padded ids ``(S, T)`` and their lengths ``(S,)``."""
+        lengths = torch.as_tensor(lengths, dtype=torch.long)
+        inside = torch.arange(tokens.shape[1]) < lengths[:, None]
+        return cls(tokens[inside].int(), _offsets(lengths), lengths, image_row, lang, langs, frame)
+
     def __len__(self) -> int:
-        return int(self.tokens.shape[0])
+        return int(self.lengths.shape[0])
 
     def take(self, rows: Tensor | np.ndarray) -> tuple[Tensor, Tensor]:
-        """The ``rows``' token ids ``(R, W)`` long, W the longest of them, and lengths ``(R,)``:
-        what a batch needs, without :meth:`subset`'s copy of the caption frame."""
+        """The ``rows``' token ids ``(R, W)`` long, zero-padded, W the longest of them, and
+        lengths ``(R,)``: what a batch needs, without :meth:`subset`'s copy of the caption frame."""
         rows_t = torch.as_tensor(rows, dtype=torch.long)
         lengths = self.lengths[rows_t]
         width = int(lengths.max()) if len(rows_t) else 1
-        return self.tokens[rows_t, :width].long(), lengths
+        if self.ids.numel() == 0:
+            return torch.zeros(len(rows_t), width, dtype=torch.long), lengths
+        inside = torch.arange(width) < lengths[:, None]
+        where = (self.offsets[rows_t][:, None] + torch.arange(width)).masked_fill_(~inside, 0)
+        return self.ids[where].long().masked_fill_(~inside, 0), lengths
 
     def subset(self, rows: Tensor | np.ndarray) -> "EncodedCaptions":
         rows_t = torch.as_tensor(rows, dtype=torch.long)
         tokens, lengths = self.take(rows_t)
-        return EncodedCaptions(
-            tokens.int(),
+        return EncodedCaptions.from_padded(
+            tokens,
             lengths,
             self.image_row[rows_t],
             self.lang[rows_t],
             self.langs,
             None if self.frame is None else self.frame.iloc[rows_t.numpy()].reset_index(drop=True),
         )
+
+
+def _offsets(lengths: Tensor) -> Tensor:
+    """``(S + 1,)``: where each sentence's ids start in the flat ids, and their end."""
+    return torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(lengths, 0)])
 
 
 def encode_captions(
@@ -65,21 +93,22 @@ def encode_captions(
         raise KeyError(f"{len(missing)} captioned images have no features, e.g. {missing[:3]}")
     # plain lists: iterating (arrow-backed) columns and making a tensor per row is slow
     texts, langs, images = captions["text"].tolist(), captions["lang"].tolist(), captions["image_id"].tolist()
-    # one pass into a preallocated int32 matrix: a list of every sentence's id list first
-    # (Python ints) took ~1 GB transient at Multi30K's size
     if max_len < 1:
         raise ValueError(f"encode_captions: max_len must be at least 1, got {max_len}")
-    tokens = np.zeros((len(texts), max_len), dtype=np.int32)
+    # one pass into a growing C int32 buffer: a list of every sentence's id list first (Python
+    # ints) took ~1 GB transient at Multi30K's size
+    ids = array("i")
     lengths = np.zeros(len(texts), dtype=np.int64)
     for i, (t, l) in enumerate(zip(texts, langs)):
         x = vocab.encode(t, l, max_len)
-        tokens[i, : len(x)] = x
+        ids.extend(x)
         lengths[i] = len(x)
-    tokens = tokens[:, : int(lengths.max()) if len(texts) else 1]
     lang_ix = {l: i for i, l in enumerate(vocab.langs)}
+    lengths_t = torch.from_numpy(lengths)
     return EncodedCaptions(
-        tokens=torch.from_numpy(tokens),
-        lengths=torch.from_numpy(lengths),
+        ids=torch.from_numpy(np.frombuffer(ids, dtype=np.int32).copy()),
+        offsets=_offsets(lengths_t),
+        lengths=lengths_t,
         image_row=torch.tensor([image_index[i] for i in images], dtype=torch.long),
         lang=torch.tensor([lang_ix[l] for l in langs], dtype=torch.long),
         langs=list(vocab.langs),

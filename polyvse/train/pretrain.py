@@ -133,7 +133,7 @@ def pretrain_latent_vocabulary(
         keep_frame=False,
     )
     val_caps = pretraining_captions(captions, "val", langs, settings["captions"])
-    if train.tokens.shape[0] == 0 or val_caps.empty:
+    if len(train) == 0 or val_caps.empty:
         raise ValueError(f"latent pretraining needs train and val captions in {langs}")
     # Memory at Multi30K's size with MT: the caption table (~0.7 GB) and the per-language
     # FastText tables (~0.24 GB, and as much again centred) are not read past this point;
