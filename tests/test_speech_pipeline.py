@@ -460,6 +460,28 @@ def test_run_epochs_validates_with_a_mapping_and_keeps_the_best(tmp_path):
     )
     assert result.best_epoch == 2 and result.best_score == 3.0
     assert list(result.log.columns[:4]) == ["epoch", "loss", "score", "other"]
+    # the best epoch's weights, not the last one's (epoch 3 stepped on)
+    assert not torch.equal(result.best_state["weight"], model.state_dict()["weight"])
+    assert model.weight.grad is None  # the last step's gradients went before validation
+
+
+def test_run_epochs_without_a_finite_score_keeps_the_last_state(tmp_path):
+    model = torch.nn.Linear(2, 1)
+    result = run_epochs(
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        lambda rng: [torch.ones(4, 2)],
+        1,
+        lambda b: {"loss": model(b).pow(2).mean()},
+        lambda m: float("nan"),
+        epochs=2,
+        seed=0,
+        checkpoint_dir=tmp_path,
+        run_id="x",
+        device=torch.device("cpu"),
+        progress=False,
+    )
+    assert result.best_epoch == 0 and torch.equal(result.best_state["weight"], model.state_dict()["weight"])
 
 
 # ----------------------------------------------------------------------------- tables
