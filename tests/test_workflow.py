@@ -366,6 +366,7 @@ def test_polyvse_query_searches_a_trained_model(workdir, tmp_path, capsys, monke
         ("results/m30k", "--text", "x", "--lang", "de"): "not a trained model's directory",
         (model, "--text", "a red circle", "--lang", "en"): "the model knows de, not 'en'",
         (model, "--text", "  ", "--lang", "de"): "empty query",
+        (model, "--text", "qqqx zzzy", "--lang", "de"): "no word of the query",
         (model, "--image", str(tmp_path / "broken.png")): "not a readable image",
         (model, "--audio", str(tmp_path / "broken.png"), "--lang", "de"): "a text model reads text",
     }
