@@ -3,6 +3,14 @@ projected from measured steps, with the training's optimiser (polyvse.optim: "la
 training.lazy_word_updates, steps the word tables by SparseAdam and the rest by fused Adam; "fused", dense
 fused Adam on everything) and, for EmbN, the foreach Adam it replaced. Run:
 .venv/bin/python bench/bench_scale_epoch.py [--threads N] [--steps N] [--device cpu|cuda]
+.venv/bin/python bench/bench_scale_epoch.py --epoch smalr --device cuda [--amp bf16] [--optimiser lazy|fused]
+
+The first form times single steps on one batch and projects an epoch. ``--epoch`` runs whole epochs
+through the training's own loop (polyvse.train.loop.run_epochs over the ragged EncodedCaptions, the
+language-balanced ImageGroupedBatches sampler, collate with the features on the device, the
+checkpoint at the epoch's end) on synthetic data of the scale config's sizes, with Zipf-distributed
+word ids, and reports the loop's measured epoch seconds; ``--sync-check`` counts the host-device
+synchronisations a CUDA step makes and where (torch.cuda.set_sync_debug_mode).
 
 Sizes: the papers' EmbN (word 300, GRU 512, image FC 2048, joint 512; MULE §"Model", SMALR §4), a
 batch of 450 images x 2 captions (MULE's public code, the scale config's `training`), a word table
@@ -24,14 +32,22 @@ on an H100 (--device cuda).
 from __future__ import annotations
 
 import argparse
+import collections
 import math
+import tempfile
 import time
+import warnings
+from pathlib import Path
 
+import numpy as np
 import torch
 
 from polyvse.models.embn import EmbN, EmbNConfig
 from polyvse.models.hem import SMALR, HEMConfig
 from polyvse.optim import adam, clip_gradient_norm, lazy_word_tables
+from polyvse.text.encoded import EncodedCaptions
+from polyvse.train.data import ImageGroupedBatches, collate
+from polyvse.train.loop import run_epochs
 from polyvse.train.objectives import EmbNObjective
 from polyvse.train.objectives_smalr import SMALRObjective
 
@@ -118,14 +134,166 @@ def step_seconds(optimiser: str, steps: int, device: torch.device, family: str =
     return rest[len(rest) // 2]
 
 
+N_IMAGES, CAPTIONS_PER_LANG = 29_000, 5
+
+
+def scale_captions(family: str, seed: int = 0) -> EncodedCaptions:
+    """Training sentences of the scale config's sizes, as the training holds them: 29,000 images
+    with 5 sentences each in every language (EmbN: English; SMALR: the ten languages, MT-augmented),
+    8-20 ids each, word ids Zipf-distributed (exponent 1.1) over each language's block of the table."""
+    rng = np.random.default_rng(seed)
+    n_langs = SMALR_LANGS if family == "smalr" else 1
+    per_lang = SMALR_VOCAB // SMALR_LANGS if family == "smalr" else VOCAB
+    n = N_IMAGES * CAPTIONS_PER_LANG * n_langs
+    lang = np.repeat(np.arange(n_langs), N_IMAGES * CAPTIONS_PER_LANG)
+    image_row = np.tile(np.repeat(np.arange(N_IMAGES), CAPTIONS_PER_LANG), n_langs)
+    lengths = rng.integers(8, 21, n)
+    rank = rng.zipf(1.1, int(lengths.sum())) % (per_lang - 1)
+    ids = 1 + rank + np.repeat(lang * per_lang, lengths)
+    lengths_t = torch.from_numpy(lengths)
+    return EncodedCaptions(
+        ids=torch.from_numpy(ids.astype(np.int32)),
+        offsets=torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(lengths_t, 0)]),
+        lengths=lengths_t,
+        image_row=torch.from_numpy(image_row),
+        lang=torch.from_numpy(lang),
+        langs=[f"l{i}" for i in range(n_langs)],
+        frame=None,
+    )
+
+
+def model_and_objective(family: str, device: torch.device) -> tuple[torch.nn.Module, object]:
+    generator = torch.Generator().manual_seed(0)
+    if family == "smalr":
+        model = smalr_model(device, generator)
+        return model, SMALRObjective(generator=torch.Generator(device=device).manual_seed(0))
+    return EmbN(EmbNConfig(vocab_size=VOCAB, image_dim=IMAGE_DIM)).to(device), EmbNObjective()
+
+
+def whole_epoch(family: str, device: torch.device, amp: str, optimiser: str, batches: int | None) -> dict:
+    """One epoch through run_epochs (the training's loop, its checkpoint included); returns the
+    loop's epoch seconds, the whole call's, and the steps run."""
+    torch.manual_seed(0)
+    captions = scale_captions(family)
+    sampler = ImageGroupedBatches.for_captions(captions, IMAGES_PER_BATCH, CAPTIONS_PER_IMAGE, "balanced")
+    n_batches = min(len(sampler), batches or len(sampler))
+    features = torch.randn(N_IMAGES, IMAGE_DIM, generator=torch.Generator().manual_seed(1)).to(device)
+    model, objective = model_and_objective(family, device)
+    lazy = lazy_word_tables(model) if optimiser == "lazy" else []
+    opt = adam(list(model.parameters()), lr=1e-4, lazy=lazy)
+
+    def epoch_batches(rng: np.random.Generator):
+        for i, rows in enumerate(sampler.epoch(rng)):
+            if i >= n_batches:
+                return
+            yield collate(captions, rows, features, device)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        result = run_epochs(
+            model,
+            opt,
+            epoch_batches,
+            n_batches,
+            lambda b: objective(model, b),
+            lambda m: 0.0,
+            epochs=1,
+            seed=0,
+            checkpoint_dir=Path(tmp),
+            run_id=family,
+            device=device,
+            grad_clip=2.0,
+            progress=False,
+            autocast=torch.bfloat16 if amp == "bf16" else None,
+        )
+        wall = time.perf_counter() - t0
+    row = result.log.iloc[0]
+    peak = torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else float("nan")
+    return {
+        "sampler": sampler_seconds(captions, sampler, 50),
+        "steps": n_batches,
+        "epoch_seconds": float(row["seconds"]),
+        "wall": wall,
+        "loss": float(row["loss"]),
+        "peak_gib": peak,
+    }
+
+
+def sampler_seconds(captions: EncodedCaptions, sampler: ImageGroupedBatches, batches: int) -> float:
+    """Host seconds a batch of the sampler and collate alone, over ``batches`` batches (the floor
+    of a step whose device work hides behind the host's)."""
+    features = torch.randn(N_IMAGES, IMAGE_DIM)
+    t0 = time.perf_counter()
+    for i, rows in enumerate(sampler.epoch(np.random.default_rng(0))):
+        if i >= batches:
+            break
+        collate(captions, rows, features, torch.device("cpu"))
+    return (time.perf_counter() - t0) / batches
+
+
+def sync_check(family: str, device: torch.device, amp: str, optimiser: str) -> collections.Counter:
+    """Host-device synchronisations of three training steps, counted by the Python line that
+    caused them (torch.cuda.set_sync_debug_mode warns at each)."""
+    captions = scale_captions(family)
+    sampler = ImageGroupedBatches.for_captions(captions, IMAGES_PER_BATCH, CAPTIONS_PER_IMAGE, "balanced")
+    features = torch.randn(N_IMAGES, IMAGE_DIM).to(device)
+    model, objective = model_and_objective(family, device)
+    lazy = lazy_word_tables(model) if optimiser == "lazy" else []
+    opt = adam(list(model.parameters()), lr=1e-4, lazy=lazy)
+    params = list(model.parameters())
+    where: collections.Counter = collections.Counter()
+    batches = sampler.epoch(np.random.default_rng(0))
+    for i in range(4):
+        batch = collate(captions, next(batches), features, device)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if i > 0:  # the first step warms up
+                torch.cuda.set_sync_debug_mode("warn")
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp == "bf16"):
+                loss = objective(model, batch)["loss"]
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            clip_gradient_norm(params, 2.0)
+            opt.step()
+            torch.cuda.set_sync_debug_mode("default")
+        for w in caught:
+            if "synchroniz" in str(w.message):
+                where[f"{Path(w.filename).name}:{w.lineno}"] += 1
+    return where
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--epoch", choices=["embn", "smalr"], help="run whole epochs of this model (see above)")
+    ap.add_argument("--amp", choices=["off", "bf16"], default="off", help="with --epoch: training.amp")
+    ap.add_argument("--optimiser", choices=["lazy", "fused"], default="lazy", help="with --epoch")
+    ap.add_argument("--batches", type=int, help="with --epoch: stop the epoch after this many batches")
+    ap.add_argument("--sync-check", action="store_true", help="with --epoch on CUDA: count syncs a step")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
+    if args.epoch:
+        if args.sync_check:
+            found = sync_check(args.epoch, device, args.amp, args.optimiser)
+            print(f"{args.epoch} amp={args.amp} optimiser={args.optimiser}: {sum(found.values())} syncs in 3 steps")
+            for line, count in found.most_common():
+                print(f"  {count:4d}  {line}")
+            return
+        r = whole_epoch(args.epoch, device, args.amp, args.optimiser, args.batches)
+        name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu x{args.threads}"
+        print(
+            f"{args.epoch}\tdevice={name}\tamp={args.amp}\toptimiser={args.optimiser}\tsteps={r['steps']}\t"
+            f"epoch_seconds={r['epoch_seconds']:.1f}\twall_with_checkpoint={r['wall']:.1f}\t"
+            f"seconds_per_step={r['epoch_seconds'] / r['steps']:.4f}\tmean_loss={r['loss']:.4f}\t"
+            f"peak_gpu_gib={r['peak_gib']:.2f}\thost_sampler_seconds_per_step={r['sampler']:.4f}",
+            flush=True,
+        )
+        return
     per_epoch = math.ceil(EPOCH_CAPTIONS / (IMAGES_PER_BATCH * CAPTIONS_PER_IMAGE))
     print(
         f"device={device} threads={args.threads} vocabulary={VOCAB} batch={IMAGES_PER_BATCH}x{CAPTIONS_PER_IMAGE} "

@@ -1,6 +1,7 @@
 """Model families in training: inputs each needs, how each is built and trained,
 parameter counts, checkpoints that rebuild every family (polyvse.train.families)."""
 
+import os
 import numpy as np
 import pytest
 import torch
@@ -21,6 +22,9 @@ from polyvse.train.pretrain import latent_assignment_for, pretrain_latent_vocabu
 from polyvse.train.run import TrainingProgress, train_variant
 from polyvse.translate.muse import MuseDictionary
 
+# POLYVSE_TEST_DEVICE=cuda runs these trainings on a GPU (bench/cuda_session.sh); CI has the CPU
+DEVICE = os.environ.get("POLYVSE_TEST_DEVICE", "cpu")
+
 LANGS = ["en", "de", "zh"]
 TRAINING = dict(
     epochs=1,
@@ -34,8 +38,9 @@ TRAINING = dict(
     sentence_weight=1.5,
     neighbourhood_weight=0.05,
     grad_clip=2.0,
-    device="cpu",
+    device=DEVICE,
     batches_per_epoch=2,
+    amp="off",
 )
 TEXT = dict(segmenter="chars", min_count=1, max_len=20)
 OPTIONS = {
@@ -338,6 +343,20 @@ def test_every_family_trains_and_rebuilds_from_its_checkpoint(data, tmp_path, fa
     assert (summary["params_train"], summary["params_test"]) == trained.model.parameter_counts()
     expected_phases = ["lp"] if family == "mule" else []
     assert sorted(p.name for p in (tmp_path / "ckpt").iterdir() if p.is_dir()) == expected_phases
+
+
+@pytest.mark.parametrize("family", ["embn", "parallel_embn", "mule", "la", "hem", "smalr", "liwe"])
+def test_every_family_trains_under_bf16_autocast(data, tmp_path, family):
+    """training.amp: bf16 (meant for CUDA; autocast runs on the CPU too, which is where CI can
+    check that no family mixes a bfloat16 result into a float32 tensor)."""
+    captions, features, ids, counts, _, _ = data
+    s = settings(family)
+    s["training"]["amp"] = "bf16"
+    trained = train_variant(
+        captions, features, ids, counts, s, tmp_path / "ckpt", progress=False, inputs=inputs_for(data, tmp_path, family)
+    )
+    assert np.isfinite(trained.fit.log["loss"]).all()
+    assert all(p.dtype == torch.float32 for p in trained.model.parameters())
 
 
 def test_dictionary_mapped_variant_reads_rare_words_as_english(data, tmp_path):

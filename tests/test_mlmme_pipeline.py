@@ -3,6 +3,7 @@ sentence–sentence retrieval, the table layout, and a tiny training run."""
 
 from __future__ import annotations
 
+import os
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,6 +18,9 @@ from polyvse.train.data import EncodedCaptions
 from polyvse.train.mlmme import MLMMEObjective, TupleSampler, load_mlmme, train_mlmme, tuple_batches
 from polyvse.train.mlmme_runs import check_mlmme_config, mlmme_runs, run_settings
 
+# POLYVSE_TEST_DEVICE=cuda runs these trainings on a GPU (bench/cuda_session.sh); CI has the CPU
+DEVICE = os.environ.get("POLYVSE_TEST_DEVICE", "cpu")
+
 BLOCK = {
     "dataset": "m30k",
     "langs": ["en", "de"],
@@ -28,7 +32,7 @@ BLOCK = {
     "reduction": "sum",
     "caption": "t",
     "model": {"word_dim": 8, "gru_hidden": 8, "joint_dim": 8, "dropout": 0.0},
-    "training": {"epochs": 2, "lr": 0.01, "batch_size": 8, "grad_clip": 2.0, "device": "cpu"},
+    "training": {"epochs": 2, "lr": 0.01, "batch_size": 8, "grad_clip": 2.0, "device": DEVICE},
 }
 
 

@@ -3,6 +3,7 @@ pairwise retrieval, training with resumable checkpoints, the thesis tables, conf
 
 from __future__ import annotations
 
+import os
 import inspect
 
 import numpy as np
@@ -27,6 +28,9 @@ from polyvse.speech.store import extraction_processes, open_store, write_store
 from polyvse.speech.train import model_from_saved, steps_per_epoch, train_speech
 from polyvse.speech.utterances import read_utterance_list, synthetic_requests, validate_utterances
 from polyvse.train.loop import run_epochs
+
+# POLYVSE_TEST_DEVICE=cuda runs these trainings on a GPU (bench/cuda_session.sh); CI has the CPU
+DEVICE = os.environ.get("POLYVSE_TEST_DEVICE", "cpu")
 
 REPO = Path(__file__).resolve().parents[1]
 LANGS = ["en", "hi", "ja"]
@@ -304,7 +308,7 @@ TRAINING = {
     "loss_options": {},
     "framework": "full_graph",
     "eval_batch_size": 5,
-    "device": "cpu",
+    "device": DEVICE,
 }
 
 
@@ -482,6 +486,39 @@ def test_run_epochs_without_a_finite_score_keeps_the_last_state(tmp_path):
         progress=False,
     )
     assert result.best_epoch == 0 and torch.equal(result.best_state["weight"], model.state_dict()["weight"])
+
+
+def test_run_epochs_runs_the_step_under_autocast_and_logs_the_mean_loss(tmp_path):
+    """autocast: the step's forward pass in the lower precision (bf16 also works on the CPU, which
+    is where this test can run it), the weights stay float32; the epoch's logged loss is the mean
+    of its steps' losses (summed on the device, read once an epoch)."""
+    model = torch.nn.Linear(2, 1)
+    seen, losses = [], []
+
+    def step(batch):
+        out = model(batch)
+        seen.append(out.dtype)
+        loss = out.float().pow(2).mean()
+        losses.append(float(loss))
+        return {"loss": loss}
+
+    result = run_epochs(
+        model,
+        torch.optim.SGD(model.parameters(), lr=0.01),
+        lambda rng: [torch.ones(4, 2), torch.full((4, 2), 2.0), torch.full((4, 2), 3.0)],
+        3,
+        step,
+        lambda m: 1.0,
+        epochs=1,
+        seed=0,
+        checkpoint_dir=tmp_path,
+        run_id="x",
+        device=torch.device("cpu"),
+        progress=False,
+        autocast=torch.bfloat16,
+    )
+    assert seen == [torch.bfloat16] * 3 and model.weight.dtype == torch.float32
+    assert result.log["loss"].iloc[0] == sum(losses) / 3
 
 
 # ----------------------------------------------------------------------------- tables

@@ -3,6 +3,7 @@ precision, word-vector tables, nested target examples, model files, the curve.""
 
 from __future__ import annotations
 
+import os
 import numpy as np
 import pandas as pd
 import pytest
@@ -31,6 +32,9 @@ from polyvse.train.translator_runs import (
     translator_block,
     translator_settings,
 )
+
+# POLYVSE_TEST_DEVICE=cuda runs these trainings on a GPU (bench/cuda_session.sh); CI has the CPU
+DEVICE = os.environ.get("POLYVSE_TEST_DEVICE", "cpu")
 
 
 def write(path, text):
@@ -215,7 +219,7 @@ SETTINGS = {
     "margin": 0.2,
     "text": {"min_count": 1, "segmenter": "chars", "max_len": 10},
     "seed": 0,
-    "device": "cpu",
+    "device": DEVICE,
     "image_branch": "source",
 }
 

@@ -219,11 +219,15 @@ class HEM(UniversalEmbeddingModel):
             # with one gather its epoch on the default data took 2.70 s instead of 3.01)
             vectors = self.specific_embeddings(slot[has])  # (N, specific_dim)
             word_lang = langs.unsqueeze(1).expand_as(slot)[has]  # (N,)
-            projected = vectors.new_empty(vectors.shape[0], self.config.universal_dim)
+            projected = None
             for lang in torch.unique(word_lang).tolist():
                 sel = word_lang == lang
-                projected[sel] = self.language_fc[lang](vectors[sel])
-            out[has] = projected
+                y = self.language_fc[lang](vectors[sel])  # bfloat16 under autocast
+                if projected is None:
+                    projected = y.new_empty(vectors.shape[0], self.config.universal_dim)
+                projected[sel] = y
+            if projected is not None:
+                out[has] = projected.to(out.dtype)
         return out
 
     def universal_parameters(self) -> list[nn.Parameter]:

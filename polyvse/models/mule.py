@@ -103,10 +103,15 @@ class MULE(UniversalEmbeddingModel):
         pairs, where = torch.unique(key, return_inverse=True)
         pair_lang, pair_word = pairs // vocab_size, pairs % vocab_size
         embedded = self.word_embeddings(pair_word)
-        out = embedded.new_zeros(len(pairs), self.config.universal_dim)
+        out = None
         for lang in torch.unique(pair_lang).tolist():
             rows = (pair_lang == lang).nonzero(as_tuple=True)[0]
-            out[rows] = self.language_fc[lang](embedded[rows])
+            y = self.language_fc[lang](embedded[rows])  # bfloat16 under autocast
+            if out is None:
+                out = y.new_zeros(len(pairs), self.config.universal_dim)
+            out[rows] = y
+        if out is None:  # no word at all
+            out = embedded.new_zeros(len(pairs), self.config.universal_dim)
         return out[where]
 
     def universal_parameters(self) -> list[nn.Parameter]:

@@ -233,15 +233,25 @@ def collate(encoded: EncodedCaptions, rows: np.ndarray, features: Tensor, device
     """A training batch: unique image features, sentences, and who describes what.
 
     Returns images ``(B, F)``, tokens ``(S, T)``, lengths ``(S,)``, lang ``(S,)``,
-    image_of_sentence ``(S,)`` indexing the batch's images.
+    image_of_sentence ``(S,)`` indexing the batch's images. ``features`` may already be on
+    ``device`` (the training puts them there once); lengths stay on the host, where packing
+    the GRU's input reads them.
     """
     rows_t = torch.as_tensor(rows, dtype=torch.long)
     tokens, lengths = encoded.take(rows_t)
     uniq, inverse = torch.unique(encoded.image_row[rows_t], return_inverse=True)
     return {
-        "images": features[uniq].to(device),
-        "tokens": tokens.to(device),
+        "images": to_device(features[uniq.to(features.device)], device),
+        "tokens": to_device(tokens, device),
         "lengths": lengths,
-        "lang": encoded.lang[rows_t].to(device),
-        "image_of_sentence": inverse.to(device),
+        "lang": to_device(encoded.lang[rows_t], device),
+        "image_of_sentence": to_device(inverse, device),
     }
+
+
+def to_device(tensor: Tensor, device: torch.device) -> Tensor:
+    """``tensor`` on ``device``; a host tensor bound for CUDA goes through pinned memory and
+    an asynchronous copy, so the host does not wait for the transfer."""
+    if device.type != "cuda" or tensor.device.type == "cuda":
+        return tensor.to(device)
+    return tensor.pin_memory().to(device, non_blocking=True)

@@ -79,6 +79,7 @@ def run_epochs(
     stateful: Mapping[str, object] | None = None,
     score_name: str = "val_mR",
     progress: bool = True,
+    autocast: torch.dtype | None = None,
 ) -> FitResult:
     """The epoch loop every training branch shares: train, validate, keep the best, checkpoint.
 
@@ -91,6 +92,10 @@ def run_epochs(
     the scheduler and of every ``stateful`` object (``state_dict``/``load_state_dict``)
     travels in the checkpoint. A checkpoint ``checkpoint_dir/last.pt`` is written after
     every epoch; if it exists with the same ``run_id`` the loop resumes after its last epoch.
+    ``autocast``: a lower precision (``torch.bfloat16``) for the step's forward pass on
+    ``device`` (automatic mixed precision); the backward pass follows it, the weights stay float32.
+    The loop reads nothing back from the device inside an epoch (the loss terms are summed
+    there), so on CUDA the host queues the next steps while the device works.
     """
     checkpoint_dir = Path(checkpoint_dir)
     last_path = checkpoint_dir / "last.pt"
@@ -123,7 +128,7 @@ def run_epochs(
         torch.manual_seed(seed * 100_003 + epoch)
         model.train()
         t0 = time.perf_counter()
-        sums: dict[str, float] = {}
+        sums: dict[str, Tensor] = {}
         bar = tqdm(
             batches(rng),
             total=n_batches,
@@ -134,7 +139,8 @@ def run_epochs(
             leave=False,
         )
         for batch in bar:
-            terms = step(batch)
+            with torch.autocast(device.type, dtype=autocast or torch.float32, enabled=autocast is not None):
+                terms = step(batch)
             optimiser.zero_grad(set_to_none=True)
             terms["loss"].backward()
             if grad_clip > 0:
@@ -145,7 +151,9 @@ def run_epochs(
             if after_step is not None:
                 after_step()
             for k, v in terms.items():
-                sums[k] = sums.get(k, 0.0) + float(v.detach())
+                # float64 on the device: the sum Python floats gave, without a sync per step
+                term = v.detach().double()
+                sums[k] = sums[k] + term if k in sums else term
         # the last step's gradients are not read again (the next step starts by dropping them):
         # validation and the checkpoint get their memory
         optimiser.zero_grad(set_to_none=True)
@@ -156,7 +164,7 @@ def run_epochs(
         score = float(scores[score_name])
         row = {
             "epoch": epoch,
-            **{k: v / max(1, n_batches) for k, v in sums.items()},
+            **{k: float(v) / max(1, n_batches) for k, v in sums.items()},
             **scores,
             "seconds": round(time.perf_counter() - t0, 2),
         }

@@ -142,12 +142,15 @@ def train_variant(
         raise ValueError(f"no validation captions for languages {langs}: cannot select the best epoch")
     device = resolve_device(tr["device"])
     feats = torch.from_numpy(np.asarray(features, dtype=np.float32))
+    # the image features go to the device once, not once a batch
+    batch_feats = feats.to(device)
+    amp = torch.bfloat16 if tr["amp"] == "bf16" else None
     model = families.build_model(settings, vocab, feats.shape[1], inputs)
     model.to(device)
     n_batches = min(len(batches), tr.get("batches_per_epoch") or len(batches))
     run_id = fingerprint(settings, len(vocab), feats.shape, len(train_caps))
     log.info(
-        "training %s on %s: %d sentences, %d images, vocabulary %d, %d batches an epoch, device %s, %d threads",
+        "training %s on %s: %d sentences, %d images, vocabulary %d, %d batches an epoch, device %s%s, %d threads",
         settings["model"],
         "+".join(langs),
         len(train_caps),
@@ -155,6 +158,7 @@ def train_variant(
         len(vocab),
         n_batches,
         device,
+        " (bf16 autocast)" if amp else "",
         threads,
     )
 
@@ -162,7 +166,7 @@ def train_variant(
         for i, rows in enumerate(batches.epoch(rng)):
             if i >= n_batches:
                 return
-            yield collate(train_enc, rows, feats, device)
+            yield collate(train_enc, rows, batch_feats, device)
 
     def validate_retrieval(m: torch.nn.Module) -> float:
         return mean_validation_recall(m, feats, val_by_lang)
@@ -192,7 +196,7 @@ def train_variant(
                 tr.get("language_balance", DEFAULT_LANGUAGE_BALANCE),
             )
             fixed = [
-                collate(val_enc, rows, feats, device)
+                collate(val_enc, rows, batch_feats, device)
                 for rows in val_sampler.epoch(np.random.default_rng([settings["seed"], 0]))
             ]
             validate, score_name = (lambda m, o=phase.objective, f=fixed: phase_loss(o, m, f)), "val_score"
@@ -218,6 +222,7 @@ def train_variant(
             stateful={"progress": tracker},
             score_name=score_name,
             progress=progress,
+            autocast=amp,
         )
         if not last:
             # the next phase starts from this phase's last state (LP aligns the language layers)

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The CUDA checks of one GPU session, in one call, each step under its own time limit so that one
+# slow step cannot eat the others' time. Run from the repository root on a CUDA machine whose
+# python3 holds torch, numpy, pandas and pytest (optionally .whl/ with the wheels it lacks):
+#   bash bench/cuda_session.sh            # logs to $OUT (default bench/out)
+# Steps: a whole SMALR epoch of the scale config's sizes through the training's loop (float32 and
+# bf16 autocast), the host-device syncs of a SMALR step, EmbN epochs, the model families' training
+# tests on CUDA (POLYVSE_TEST_DEVICE=cuda), the grounded-speech step at the thesis' widths.
+set -u
+OUT=${OUT:-bench/out}
+mkdir -p "$OUT"
+PY=${PY:-python3}
+if compgen -G ".whl/*.whl" >/dev/null; then
+    $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+    export PYTHONPATH=/tmp/site
+fi
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+
+step() { # name seconds command...
+    local name=$1 limit=$2
+    shift 2
+    echo "== $name ($(date -u +%H:%M:%S), limit ${limit}s)"
+    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+    echo "rc=$? $(grep -E '^(smalr|embn)	|syncs in|passed|failed|^FAILED|Error|^ +[0-9]+  |^(default|thesis) ' "$OUT/$name.log" | head -n 30)"
+}
+
+{
+    date -u +%Y-%m-%dT%H:%M:%SZ
+    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm --format=csv,noheader
+    $PY -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name())"
+    nproc
+} | tee "$OUT/device.txt"
+
+step smalr_sync 60 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --sync-check
+step smalr_epoch_fp32 150 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda
+step smalr_epoch_bf16 120 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --amp bf16
+step embn_epoch_fp32 40 $PY bench/bench_scale_epoch.py --epoch embn --device cuda
+step embn_epoch_bf16 40 $PY bench/bench_scale_epoch.py --epoch embn --device cuda --amp bf16
+step tests_cuda 90 env POLYVSE_TEST_DEVICE=cuda $PY -m pytest -q -p no:cacheprovider -o addopts="" -n 8 \
+    tests/test_families.py tests/test_mlmme_pipeline.py tests/test_translator_pipeline.py tests/test_speech_pipeline.py
+step speech_step 45 $PY bench/bench_speech_step.py --paper --device cuda
+echo "== done $(date -u +%H:%M:%S)"
