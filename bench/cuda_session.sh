@@ -31,12 +31,12 @@ step() { # name seconds command...
     nproc
 } | tee "$OUT/device.txt"
 
-step smalr_sync 60 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --sync-check
+step smalr_sync 45 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --sync-check
 step smalr_epoch_fp32 150 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda
 step smalr_epoch_bf16 120 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --amp bf16
-step embn_epoch_fp32 40 $PY bench/bench_scale_epoch.py --epoch embn --device cuda
-step embn_epoch_bf16 40 $PY bench/bench_scale_epoch.py --epoch embn --device cuda --amp bf16
+step embn_epoch_fp32 30 $PY bench/bench_scale_epoch.py --epoch embn --device cuda
+step embn_epoch_bf16 30 $PY bench/bench_scale_epoch.py --epoch embn --device cuda --amp bf16
 step tests_cuda 90 env POLYVSE_TEST_DEVICE=cuda $PY -m pytest -q -p no:cacheprovider -o addopts="" -n 8 \
     tests/test_families.py tests/test_mlmme_pipeline.py tests/test_translator_pipeline.py tests/test_speech_pipeline.py
-step speech_step 45 $PY bench/bench_speech_step.py --paper --device cuda
+step speech_step 40 $PY bench/bench_speech_step.py --paper --device cuda
 echo "== done $(date -u +%H:%M:%S)"
