@@ -46,7 +46,7 @@ from polyvse.models.embn import EmbN, EmbNConfig
 from polyvse.models.hem import SMALR, HEMConfig
 from polyvse.optim import adam, clip_gradient_norm, lazy_word_tables
 from polyvse.text.encoded import EncodedCaptions
-from polyvse.train.data import ImageGroupedBatches, collate
+from polyvse.train.data import ImageGroupedBatches, batch_on_device, collate, host_batch, in_background
 from polyvse.train.loop import run_epochs
 from polyvse.train.objectives import EmbNObjective
 from polyvse.train.objectives_smalr import SMALRObjective
@@ -170,9 +170,10 @@ def model_and_objective(family: str, device: torch.device) -> tuple[torch.nn.Mod
     return EmbN(EmbNConfig(vocab_size=VOCAB, image_dim=IMAGE_DIM)).to(device), EmbNObjective()
 
 
-def whole_epoch(family: str, device: torch.device, amp: str, optimiser: str, batches: int | None) -> dict:
-    """One epoch through run_epochs (the training's loop, its checkpoint included); returns the
-    loop's epoch seconds, the whole call's, and the steps run."""
+def whole_epoch(family: str, device: torch.device, amp: str, optimiser: str, batches: int | None, workers: int) -> dict:
+    """One epoch through run_epochs (the training's loop, its checkpoint included) with the batches
+    drawn as polyvse.train.run draws them (``workers`` loader processes); returns the loop's epoch
+    seconds, the whole call's, and the steps run. Prints the time every 200 batches."""
     torch.manual_seed(0)
     captions = scale_captions(family)
     sampler = ImageGroupedBatches.for_captions(captions, IMAGES_PER_BATCH, CAPTIONS_PER_IMAGE, "balanced")
@@ -183,10 +184,17 @@ def whole_epoch(family: str, device: torch.device, amp: str, optimiser: str, bat
     opt = adam(list(model.parameters()), lr=1e-4, lazy=lazy)
 
     def epoch_batches(rng: np.random.Generator):
-        for i, rows in enumerate(sampler.epoch(rng)):
-            if i >= n_batches:
-                return
-            yield collate(captions, rows, features, device)
+        def drawn():
+            for i, rows in enumerate(sampler.epoch(rng)):
+                if i >= n_batches:
+                    return
+                yield host_batch(captions, rows)
+
+        start = time.perf_counter()
+        for i, host in enumerate(in_background(drawn, workers)):
+            if i and i % 200 == 0:
+                print(f"  {i} batches in {time.perf_counter() - start:.1f} s", flush=True)
+            yield batch_on_device(host, features, device)
 
     with tempfile.TemporaryDirectory() as tmp:
         if device.type == "cuda":
@@ -264,6 +272,42 @@ def sync_check(family: str, device: torch.device, amp: str, optimiser: str) -> c
     return where
 
 
+def profile_steps(family: str, device: torch.device, amp: str, optimiser: str, steps: int = 5) -> str:
+    """torch.profiler over ``steps`` CUDA training steps after one warm-up: the wall time of the
+    steps, the device's busy time (the sum of its kernels), and the ops that cost most of each."""
+    captions = scale_captions(family)
+    sampler = ImageGroupedBatches.for_captions(captions, IMAGES_PER_BATCH, CAPTIONS_PER_IMAGE, "balanced")
+    features = torch.randn(N_IMAGES, IMAGE_DIM).to(device)
+    model, objective = model_and_objective(family, device)
+    lazy = lazy_word_tables(model) if optimiser == "lazy" else []
+    opt = adam(list(model.parameters()), lr=1e-4, lazy=lazy)
+    params = list(model.parameters())
+    draws = sampler.epoch(np.random.default_rng(0))
+    batches = [collate(captions, next(draws), features, device) for _ in range(steps + 1)]
+
+    def one(batch):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp == "bf16"):
+            loss = objective(model, batch)["loss"]
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        clip_gradient_norm(params, 2.0)
+        opt.step()
+
+    one(batches[0])
+    torch.cuda.synchronize()
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=activities) as prof:
+        t0 = time.perf_counter()
+        for batch in batches[1:]:
+            one(batch)
+        torch.cuda.synchronize()
+        wall = time.perf_counter() - t0
+    events = prof.key_averages()
+    busy = sum(e.self_device_time_total for e in events) / 1e6
+    head = f"{steps} steps: wall {wall / steps * 1e3:.1f} ms a step, device busy {busy / steps * 1e3:.1f} ms a step\n"
+    return head + events.table(sort_by="self_device_time_total", row_limit=12, max_name_column_width=50)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
@@ -274,20 +318,27 @@ def main() -> None:
     ap.add_argument("--optimiser", choices=["lazy", "fused"], default="lazy", help="with --epoch")
     ap.add_argument("--batches", type=int, help="with --epoch: stop the epoch after this many batches")
     ap.add_argument("--sync-check", action="store_true", help="with --epoch on CUDA: count syncs a step")
+    ap.add_argument("--profile", action="store_true", help="with --epoch on CUDA: torch.profiler over 5 steps")
+    ap.add_argument("--workers", type=int, help="with --epoch: loader processes (training.loader_workers; 1 on CUDA)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     if args.epoch:
+        if args.profile:
+            print(profile_steps(args.epoch, device, args.amp, args.optimiser))
+            return
         if args.sync_check:
             found = sync_check(args.epoch, device, args.amp, args.optimiser)
             print(f"{args.epoch} amp={args.amp} optimiser={args.optimiser}: {sum(found.values())} syncs in 3 steps")
             for line, count in found.most_common():
                 print(f"  {count:4d}  {line}")
             return
-        r = whole_epoch(args.epoch, device, args.amp, args.optimiser, args.batches)
+        workers = args.workers if args.workers is not None else int(device.type == "cuda")
+        r = whole_epoch(args.epoch, device, args.amp, args.optimiser, args.batches, workers)
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu x{args.threads}"
         print(
-            f"{args.epoch}\tdevice={name}\tamp={args.amp}\toptimiser={args.optimiser}\tsteps={r['steps']}\t"
+            f"{args.epoch}\tdevice={name}\tamp={args.amp}\toptimiser={args.optimiser}\tworkers={workers}\t"
+            f"steps={r['steps']}\t"
             f"epoch_seconds={r['epoch_seconds']:.1f}\twall_with_checkpoint={r['wall']:.1f}\t"
             f"seconds_per_step={r['epoch_seconds'] / r['steps']:.4f}\tmean_loss={r['loss']:.4f}\t"
             f"peak_gpu_gib={r['peak_gib']:.2f}\thost_sampler_seconds_per_step={r['sampler']:.4f}",

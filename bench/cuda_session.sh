@@ -2,7 +2,7 @@
 # The CUDA checks of one GPU session, in one call, each step under its own time limit so that one
 # slow step cannot eat the others' time. Run from the repository root on a CUDA machine whose
 # python3 holds torch, numpy, pandas and pytest (optionally .whl/ with the wheels it lacks):
-#   bash bench/cuda_session.sh            # logs to $OUT (default bench/out)
+#   bash bench/cuda_session.sh [STEP ...]   # every step, or the named ones; logs to $OUT (default bench/out)
 # Steps: a whole SMALR epoch of the scale config's sizes through the training's loop (float32 and
 # bf16 autocast), the host-device syncs of a SMALR step, EmbN epochs, the model families' training
 # tests on CUDA (POLYVSE_TEST_DEVICE=cuda), the grounded-speech step at the thesis' widths.
@@ -16,12 +16,14 @@ if compgen -G ".whl/*.whl" >/dev/null; then
 fi
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 
-step() { # name seconds command...
+ONLY=" $* "
+step() { # name seconds command... (only the named steps when the script was given names)
     local name=$1 limit=$2
     shift 2
+    [[ "$ONLY" == "  " || "$ONLY" == *" $name "* ]] || return 0
     echo "== $name ($(date -u +%H:%M:%S), limit ${limit}s)"
     timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-    echo "rc=$? $(grep -E '^(smalr|embn)	|syncs in|passed|failed|^FAILED|Error|^ +[0-9]+  |^(default|thesis) ' "$OUT/$name.log" | head -n 30)"
+    echo "rc=$? $(grep -E '^(smalr|embn)	|syncs in|batches in|a step|passed|failed|^FAILED|Error|^ +[0-9]+  |^(default|thesis) ' "$OUT/$name.log" | head -n 30)"
 }
 
 {
@@ -31,12 +33,14 @@ step() { # name seconds command...
     nproc
 } | tee "$OUT/device.txt"
 
-step smalr_sync 45 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --sync-check
-step smalr_epoch_fp32 150 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda
+step smalr_sync 40 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --sync-check
+step smalr_profile 45 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --profile
+step smalr_epoch_fp32 170 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda
 step smalr_epoch_bf16 120 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --amp bf16
+step smalr_400_bf16 60 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --amp bf16 --batches 400
 step embn_epoch_fp32 30 $PY bench/bench_scale_epoch.py --epoch embn --device cuda
 step embn_epoch_bf16 30 $PY bench/bench_scale_epoch.py --epoch embn --device cuda --amp bf16
-step tests_cuda 90 env POLYVSE_TEST_DEVICE=cuda $PY -m pytest -q -p no:cacheprovider -o addopts="" -n 8 \
-    tests/test_families.py tests/test_mlmme_pipeline.py tests/test_translator_pipeline.py tests/test_speech_pipeline.py
+step tests_cuda 60 env POLYVSE_TEST_DEVICE=cuda $PY -m pytest -q -p no:cacheprovider -o addopts="" -n 8 \
+    tests/test_batches.py tests/test_families.py tests/test_mlmme_pipeline.py tests/test_translator_pipeline.py tests/test_speech_pipeline.py
 step speech_step 40 $PY bench/bench_speech_step.py --paper --device cuda
 echo "== done $(date -u +%H:%M:%S)"

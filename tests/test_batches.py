@@ -7,7 +7,16 @@ import torch
 from polyvse.data.synthetic import build_dataset
 from polyvse.text.vocab import counts_frame, training_counts
 from polyvse.train import run
-from polyvse.train.data import EncodedCaptions, ImageGroupedBatches, language_shares, row_quotas
+from polyvse.train.data import (
+    EncodedCaptions,
+    ImageGroupedBatches,
+    batch_on_device,
+    collate,
+    host_batch,
+    in_background,
+    language_shares,
+    row_quotas,
+)
 
 
 def encoded(profile, langs, n_train, seed=1):
@@ -196,22 +205,24 @@ def embn_settings(**training):
         "model_options": dict(
             word_dim=6, gru_hidden=5, image_hidden=7, joint_dim=4, dropout=0.0, word_vectors="random", pca_dim=3
         ),
-        "training": dict(
-            epochs=1,
-            lr=1e-3,
-            weight_decay=0.0,
-            lazy_word_updates=True,
-            images_per_batch=6,
-            captions_per_image=2,
-            margin=0.05,
-            top_k=10,
-            sentence_weight=1.5,
-            neighbourhood_weight=0.05,
-            grad_clip=2.0,
-            device="cpu",
-            batches_per_epoch=1,
+        "training": {
+            "epochs": 1,
+            "lr": 1e-3,
+            "weight_decay": 0.0,
+            "lazy_word_updates": True,
+            "images_per_batch": 6,
+            "captions_per_image": 2,
+            "margin": 0.05,
+            "top_k": 10,
+            "sentence_weight": 1.5,
+            "neighbourhood_weight": 0.05,
+            "grad_clip": 2.0,
+            "device": "cpu",
+            "batches_per_epoch": 1,
+            "amp": "off",
+            "loader_workers": None,
             **training,
-        ),
+        },
     }
 
 
@@ -272,3 +283,34 @@ def test_encoded_captions_keep_ragged_ids_and_hand_out_padded_batches():
     sub = enc.subset([2, 1])
     assert len(sub) == 2 and sub.take([0, 1])[0].tolist() == [expected[2], expected[1] + [0, 0, 0]]
     assert sub.frame["text"].tolist() == ["ein hund auf dem gras", "dog"]
+
+
+def test_a_loader_process_draws_the_batches_this_process_would(m30k):
+    """in_background with 1 worker: the same batches in the same order (the worker forks with the
+    sampler's generator), each split into its host part and the device part as collate makes it."""
+    sampler = ImageGroupedBatches.for_captions(m30k, 8, 2)
+    features = torch.randn(int(m30k.image_row.max()) + 1, 5)
+
+    def drawn(rng):
+        return lambda: (host_batch(m30k, rows) for rows in sampler.epoch(rng))
+
+    here = list(in_background(drawn(np.random.default_rng([0, 1])), 0))
+    there = list(in_background(drawn(np.random.default_rng([0, 1])), 1))
+    assert len(here) == len(there) == len(sampler)
+    for a, b in zip(here, there):
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    rows = next(sampler.epoch(np.random.default_rng(3)))
+    whole = collate(m30k, rows, features, torch.device("cpu"))
+    split = batch_on_device(host_batch(m30k, rows), features, torch.device("cpu"))
+    assert whole.keys() == split.keys() and all(torch.equal(whole[k], split[k]) for k in whole)
+    with pytest.raises(ValueError, match="0 or 1 loader workers"):
+        next(in_background(drawn(np.random.default_rng(0)), 2))
+
+
+def test_training_with_a_loader_process_trains_the_same_model(tiny, tmp_path):
+    models = [
+        run.train_variant(*tiny, embn_settings(loader_workers=w, epochs=2, batches_per_epoch=3), tmp_path / str(w), progress=False).model
+        for w in (0, 1)
+    ]
+    a, b = (m.state_dict() for m in models)
+    assert all(torch.equal(a[k], b[k]) for k in a)

@@ -41,6 +41,7 @@ TRAINING = dict(
     device=DEVICE,
     batches_per_epoch=2,
     amp="off",
+    loader_workers=None,
 )
 TEXT = dict(segmenter="chars", min_count=1, max_len=20)
 OPTIONS = {

@@ -3,7 +3,8 @@ encoded captions (:mod:`polyvse.text.encoded`) with their images."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -13,6 +14,8 @@ from polyvse.text.encoded import EncodedCaptions, encode_captions
 
 __all__ = ["EncodedCaptions", "encode_captions", "ImageGroupedBatches", "collate", "language_shares", "row_quotas"]
 
+
+T = TypeVar("T")
 
 LANGUAGE_BALANCES = ("balanced", "natural")
 """The named values of ``training.language_balance``; a mapping language → share is the third form."""
@@ -235,18 +238,71 @@ def collate(encoded: EncodedCaptions, rows: np.ndarray, features: Tensor, device
     Returns images ``(B, F)``, tokens ``(S, T)``, lengths ``(S,)``, lang ``(S,)``,
     image_of_sentence ``(S,)`` indexing the batch's images. ``features`` may already be on
     ``device`` (the training puts them there once); lengths stay on the host, where packing
-    the GRU's input reads them.
+    the GRU's input reads them. :func:`host_batch` then :func:`batch_on_device`.
     """
+    return batch_on_device(host_batch(encoded, rows), features, device)
+
+
+def host_batch(encoded: EncodedCaptions, rows: np.ndarray) -> dict[str, Tensor]:
+    """The host's part of a batch, everything but the image features: tokens ``(S, T)``,
+    lengths ``(S,)``, lang ``(S,)``, image_of_sentence ``(S,)`` and image_rows ``(B,)``, the
+    feature rows of the batch's images. It reads only ``encoded``: a loader process can make it."""
     rows_t = torch.as_tensor(rows, dtype=torch.long)
     tokens, lengths = encoded.take(rows_t)
     uniq, inverse = torch.unique(encoded.image_row[rows_t], return_inverse=True)
     return {
-        "images": to_device(features[uniq.to(features.device)], device),
-        "tokens": to_device(tokens, device),
+        "tokens": tokens,
         "lengths": lengths,
-        "lang": to_device(encoded.lang[rows_t], device),
-        "image_of_sentence": to_device(inverse, device),
+        "lang": encoded.lang[rows_t],
+        "image_of_sentence": inverse,
+        "image_rows": uniq,
     }
+
+
+def batch_on_device(host: Mapping[str, Tensor], features: Tensor, device: torch.device) -> dict[str, Tensor]:
+    """A :func:`host_batch` as the objectives take it: its images' features gathered from
+    ``features`` (on the host or already on ``device``), the rest on ``device``."""
+    return {
+        "images": to_device(features[host["image_rows"].to(features.device)], device),
+        "tokens": to_device(host["tokens"], device),
+        "lengths": host["lengths"],
+        "lang": to_device(host["lang"], device),
+        "image_of_sentence": to_device(host["image_of_sentence"], device),
+    }
+
+
+def in_background(make: Callable[[], Iterator[T]], workers: int) -> Iterator[T]:
+    """The items of ``make()``, made by ``workers`` loader processes ahead of their use (a
+    torch DataLoader over them, its results in pinned memory), or here when ``workers`` is 0.
+
+    With 1 worker the items and their order are the same as here: the process forks with the
+    caller's state, random generators included, and runs ``make()`` as this process would.
+    On a GPU the sampler and the padding of a batch (tens of ms of Python a multilingual batch)
+    then run beside the steps instead of between them. More workers would split ``make()``'s
+    items between copies of the same state: only 0 and 1 keep the order.
+    """
+    if workers == 0:
+        yield from make()
+        return
+    if workers != 1:
+        raise ValueError(f"in_background: 0 or 1 loader workers keep the batches' order, got {workers}")
+    loader = torch.utils.data.DataLoader(
+        _Items(make),
+        batch_size=None,
+        num_workers=1,
+        pin_memory=torch.cuda.is_available(),
+        prefetch_factor=4,
+        multiprocessing_context="fork",  # the worker inherits make's state; nothing is pickled
+    )
+    yield from loader
+
+
+class _Items(torch.utils.data.IterableDataset):
+    def __init__(self, make: Callable[[], Iterator[object]]):
+        self.make = make
+
+    def __iter__(self) -> Iterator[object]:
+        return iter(self.make())
 
 
 def to_device(tensor: Tensor, device: torch.device) -> Tensor:

@@ -16,7 +16,15 @@ from polyvse.evaluate.embed import mean_validation_recall
 from polyvse.optim import adam, lazy_word_tables
 from polyvse.text.vocab import Vocabulary
 from polyvse.train import families
-from polyvse.train.data import DEFAULT_LANGUAGE_BALANCE, ImageGroupedBatches, collate, encode_captions
+from polyvse.train.data import (
+    DEFAULT_LANGUAGE_BALANCE,
+    ImageGroupedBatches,
+    batch_on_device,
+    collate,
+    encode_captions,
+    host_batch,
+    in_background,
+)
 from polyvse.train.families import FamilyInputs
 from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
 
@@ -145,6 +153,7 @@ def train_variant(
     # the image features go to the device once, not once a batch
     batch_feats = feats.to(device)
     amp = torch.bfloat16 if tr["amp"] == "bf16" else None
+    workers = tr["loader_workers"] if tr["loader_workers"] is not None else int(device.type == "cuda")
     model = families.build_model(settings, vocab, feats.shape[1], inputs)
     model.to(device)
     n_batches = min(len(batches), tr.get("batches_per_epoch") or len(batches))
@@ -163,10 +172,14 @@ def train_variant(
     )
 
     def epoch_batches(rng: np.random.Generator) -> Iterator[dict[str, Tensor]]:
-        for i, rows in enumerate(batches.epoch(rng)):
-            if i >= n_batches:
-                return
-            yield collate(train_enc, rows, batch_feats, device)
+        def drawn() -> Iterator[dict[str, Tensor]]:
+            for i, rows in enumerate(batches.epoch(rng)):
+                if i >= n_batches:
+                    return
+                yield host_batch(train_enc, rows)
+
+        for host in in_background(drawn, workers):
+            yield batch_on_device(host, batch_feats, device)
 
     def validate_retrieval(m: torch.nn.Module) -> float:
         return mean_validation_recall(m, feats, val_by_lang)
