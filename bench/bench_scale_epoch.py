@@ -303,7 +303,8 @@ def profile_steps(family: str, device: torch.device, amp: str, optimiser: str, s
         torch.cuda.synchronize()
         wall = time.perf_counter() - t0
     events = prof.key_averages()
-    busy = sum(e.self_device_time_total for e in events) / 1e6
+    # the device's own events (kernels, copies): the ops that launched them carry the same time again
+    busy = sum(e.self_device_time_total for e in events if e.device_type == torch.autograd.DeviceType.CUDA) / 1e6
     head = f"{steps} steps: wall {wall / steps * 1e3:.1f} ms a step, device busy {busy / steps * 1e3:.1f} ms a step\n"
     return head + events.table(sort_by="self_device_time_total", row_limit=12, max_name_column_width=50)
 

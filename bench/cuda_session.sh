@@ -3,6 +3,8 @@
 # slow step cannot eat the others' time. Run from the repository root on a CUDA machine whose
 # python3 holds torch, numpy, pandas and pytest (optionally .whl/ with the wheels it lacks):
 #   bash bench/cuda_session.sh [STEP ...]   # every step, or the named ones; logs to $OUT (default bench/out)
+# then, here: python -m polyvse.report.readme gpu-keep --out <the files> --commit <rev>  (-> docs/gpu_runs/)
+#             python -m polyvse.report.readme write                                   (-> the README's table)
 # Steps: a whole SMALR epoch of the scale config's sizes through the training's loop (float32 and
 # bf16 autocast), the host-device syncs of a SMALR step, EmbN epochs, the model families' training
 # tests on CUDA (POLYVSE_TEST_DEVICE=cuda), the grounded-speech step at the thesis' widths.
@@ -16,6 +18,7 @@ if compgen -G ".whl/*.whl" >/dev/null; then
 fi
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 
+exec > >(tee "$OUT/session.txt") 2>&1 # the session's record: polyvse.report.gpu_runs reads it
 ONLY=" $* "
 step() { # name seconds command... (only the named steps when the script was given names)
     local name=$1 limit=$2

@@ -309,7 +309,9 @@ def test_a_loader_process_draws_the_batches_this_process_would(m30k):
 
 def test_training_with_a_loader_process_trains_the_same_model(tiny, tmp_path):
     models = [
-        run.train_variant(*tiny, embn_settings(loader_workers=w, epochs=2, batches_per_epoch=3), tmp_path / str(w), progress=False).model
+        run.train_variant(
+            *tiny, embn_settings(loader_workers=w, epochs=2, batches_per_epoch=3), tmp_path / str(w), progress=False
+        ).model
         for w in (0, 1)
     ]
     a, b = (m.state_dict() for m in models)

@@ -21,6 +21,10 @@ Usage, after ``snakemake --cores all`` on the default config::
 and in the working directory of a scale run::
 
     python -m polyvse.report.readme scale-snapshot --workdir /path/to/scale/run   # -> docs/scale_run/
+
+and after a GPU session's ``bench/cuda_session.sh`` (:mod:`polyvse.report.gpu_runs`)::
+
+    python -m polyvse.report.readme gpu-keep --out /path/to/its/files --commit REV   # -> docs/gpu_runs/
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import pandas as pd
 
 from polyvse.io import temporary_sibling
 from polyvse.report.benchmarks import benchmark_summary, gather_benchmarks, startup_by_rule
+from polyvse.report.gpu_runs import GpuRunError, gpu_runs_block, keep_run
 
 
 BLOCK = re.compile(r"<!-- results:(?P<name>[\w.-]+):start -->\n(?P<body>.*?)<!-- results:(?P=name):end -->", re.S)
@@ -290,9 +295,11 @@ def readme_blocks(snapshot: Path, scale_snapshot: Path | None = None) -> dict[st
     """Every README block generated from ``snapshot`` (the default run) and ``scale_snapshot`` (the scale
     run; by default ``scale_run/`` beside ``snapshot``)."""
     scale = scale_snapshot if scale_snapshot is not None else snapshot.parent / "scale_run"
-    return {name: make(snapshot) for name, make in BLOCKS.items()} | {
-        name: make(scale) for name, make in SCALE_BLOCKS.items()
-    }
+    return (
+        {name: make(snapshot) for name, make in BLOCKS.items()}
+        | {name: make(scale) for name, make in SCALE_BLOCKS.items()}
+        | {"gpu_runs": gpu_runs_block(snapshot.parent / "gpu_runs")}
+    )
 
 
 def take_scale_snapshot(workdir: Path, snapshot: Path) -> list[str]:
@@ -395,7 +402,7 @@ def differing_files(results: Path, snapshot: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m polyvse.report.readme", description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["snapshot", "write", "check", "scale-snapshot"])
+    parser.add_argument("command", choices=["snapshot", "write", "check", "scale-snapshot", "gpu-keep"])
     parser.add_argument("--results", type=Path, default=Path("results"))
     parser.add_argument("--runs", type=Path, default=Path("logs/runs.tsv"))
     parser.add_argument(
@@ -403,11 +410,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--readme", type=Path, default=Path("README.md"))
     parser.add_argument("--workdir", type=Path, default=Path("."), help="scale-snapshot: the scale run's directory")
+    parser.add_argument("--out", type=Path, help="gpu-keep: the files a bench/cuda_session.sh run left in $OUT")
+    parser.add_argument("--commit", help="gpu-keep: the commit the run's working tree was")
+    parser.add_argument("--date", help="gpu-keep: the run's date (default: session.txt's first line)")
     args = parser.parse_args(argv)
     if args.snapshot is None:
         args.snapshot = Path("docs/scale_run" if args.command == "scale-snapshot" else "docs/default_run")
     try:
-        if args.command == "scale-snapshot":
+        if args.command == "gpu-keep":
+            if args.out is None or not args.commit:
+                raise ReadmeError("gpu-keep needs --out and --commit")
+            date = args.date or (args.out / "session.txt").read_text(encoding="utf-8")[:10]
+            print(f"kept in {keep_run(args.out, Path('docs/gpu_runs'), date, args.commit[:7])}")
+        elif args.command == "scale-snapshot":
             names = take_scale_snapshot(args.workdir, args.snapshot)
             print(f"{len(names)} files written to {args.snapshot}")
         elif args.command == "snapshot":
@@ -423,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{args.results} and {args.snapshot} differ: {', '.join(diff)}", file=sys.stderr)
                 return 1
             print(f"{args.results} equals {args.snapshot}")
-    except ReadmeError as e:
+    except (ReadmeError, GpuRunError) as e:
         print(f"polyvse: {e}", file=sys.stderr)
         return 2
     return 0

@@ -1,0 +1,51 @@
+"""The README's GPU table is read from kept bench/cuda_session.sh logs (polyvse.report.gpu_runs)."""
+
+from pathlib import Path
+
+import pytest
+
+from polyvse.report.gpu_runs import GpuRunError, gpu_runs_block, keep_run, step_results
+
+DEVICE = "2026-01-02T03:04:05Z\nNVIDIA H100 80GB HBM3, 81559 MiB, 580.159.04, 345 MHz\ntorch 2.11.0+cu130 cuda 13.0 H100\n16\n"
+EPOCH = (
+    "smalr\tdevice=NVIDIA H100 80GB HBM3\tamp=off\toptimiser=lazy\tworkers=1\tsteps=1612\tepoch_seconds=69.1\t"
+    "wall_with_checkpoint=69.8\tseconds_per_step=0.0429\tmean_loss=0.2822\tpeak_gpu_gib=1.29\n"
+)
+
+
+def session(out: Path, steps: dict[str, tuple[int, str]]) -> Path:
+    """A session's $OUT as bench/cuda_session.sh leaves it: steps name -> (exit status, log)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "device.txt").write_text(DEVICE)
+    text = DEVICE
+    for name, (rc, log) in steps.items():
+        (out / f"{name}.log").write_text(log)
+        text += f"== {name} (03:05:00, limit 150s)\nrc={rc} {log.splitlines()[0] if log else ''}\n"
+    (out / "session.txt").write_text(text + "== done 03:09:00\n")
+    return out
+
+
+def test_a_kept_run_gives_the_table_rows_and_says_when_a_step_ran_out_of_time(tmp_path):
+    out = session(tmp_path / "out", {"smalr_epoch_bf16": (124, ""), "smalr_epoch_fp32": (0, EPOCH)})
+    kept = keep_run(out, tmp_path / "runs", "2026-01-02", "abc1234")
+    assert kept.name == "2026-01-02_abc1234"
+    rows = step_results(kept)
+    assert rows[0] == ("SMALR epoch at the scale sizes, bf16 autocast", "did not finish within the step's 150 s limit")
+    assert rows[1][1] == "**69.1 s** (42.9 ms a step), peak 1.29 GiB on the GPU"
+    assert "1,612 steps" in rows[1][0] and "1 loader process" in rows[1][0]
+    block = gpu_runs_block(tmp_path / "runs")
+    assert "| 2026-01-02 `abc1234` | NVIDIA H100 80GB HBM3, torch 2.11.0+cu130 |" in block
+    assert block.count("\n") == 4
+
+
+def test_a_step_without_its_result_fails_loudly(tmp_path):
+    out = session(tmp_path / "out", {"smalr_epoch_fp32": (1, "Traceback ...\nRuntimeError: CUDA error\n")})
+    with pytest.raises(GpuRunError, match=r"smalr_epoch_fp32.log: no result line \(exit status 1\)"):
+        keep_run(out, tmp_path / "runs", "2026-01-02", "abc1234")
+    (out / "smalr_epoch_fp32.log").unlink()
+    with pytest.raises(GpuRunError, match="names step smalr_epoch_fp32 but smalr_epoch_fp32.log is not there"):
+        step_results(out)
+
+
+def test_no_kept_run_says_the_gpu_path_is_unmeasured(tmp_path):
+    assert "unmeasured" in gpu_runs_block(tmp_path / "none")
