@@ -241,9 +241,9 @@ def sampler_seconds(captions: EncodedCaptions, sampler: ImageGroupedBatches, bat
     return (time.perf_counter() - t0) / batches
 
 
-def sync_check(family: str, device: torch.device, amp: str, optimiser: str) -> collections.Counter:
-    """Host-device synchronisations of three training steps, counted by the Python line that
-    caused them (torch.cuda.set_sync_debug_mode warns at each)."""
+def training_step(family: str, device: torch.device, amp: str, optimiser: str):
+    """The scale data, its sampler, the image features on ``device``, and one training step as a
+    function of a batch (forward under ``amp``, backward, clipping, Adam), as run_epochs runs it."""
     captions = scale_captions(family)
     sampler = ImageGroupedBatches.for_captions(captions, IMAGES_PER_BATCH, CAPTIONS_PER_IMAGE, "balanced")
     features = torch.randn(N_IMAGES, IMAGE_DIM).to(device)
@@ -251,6 +251,22 @@ def sync_check(family: str, device: torch.device, amp: str, optimiser: str) -> c
     lazy = lazy_word_tables(model) if optimiser == "lazy" else []
     opt = adam(list(model.parameters()), lr=1e-4, lazy=lazy)
     params = list(model.parameters())
+
+    def step(batch: dict[str, torch.Tensor]) -> None:
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp == "bf16"):
+            loss = objective(model, batch)["loss"]
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        clip_gradient_norm(params, 2.0)
+        opt.step()
+
+    return captions, sampler, features, step
+
+
+def sync_check(family: str, device: torch.device, amp: str, optimiser: str) -> collections.Counter:
+    """Host-device synchronisations of three training steps, counted by the Python line that
+    caused them (torch.cuda.set_sync_debug_mode warns at each)."""
+    captions, sampler, features, step = training_step(family, device, amp, optimiser)
     where: collections.Counter = collections.Counter()
     batches = sampler.epoch(np.random.default_rng(0))
     for i in range(4):
@@ -259,12 +275,7 @@ def sync_check(family: str, device: torch.device, amp: str, optimiser: str) -> c
             warnings.simplefilter("always")
             if i > 0:  # the first step warms up
                 torch.cuda.set_sync_debug_mode("warn")
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp == "bf16"):
-                loss = objective(model, batch)["loss"]
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            clip_gradient_norm(params, 2.0)
-            opt.step()
+            step(batch)
             torch.cuda.set_sync_debug_mode("default")
         for w in caught:
             if "synchroniz" in str(w.message):
@@ -275,23 +286,9 @@ def sync_check(family: str, device: torch.device, amp: str, optimiser: str) -> c
 def profile_steps(family: str, device: torch.device, amp: str, optimiser: str, steps: int = 5) -> str:
     """torch.profiler over ``steps`` CUDA training steps after one warm-up: the wall time of the
     steps, the device's busy time (the sum of its kernels), and the ops that cost most of each."""
-    captions = scale_captions(family)
-    sampler = ImageGroupedBatches.for_captions(captions, IMAGES_PER_BATCH, CAPTIONS_PER_IMAGE, "balanced")
-    features = torch.randn(N_IMAGES, IMAGE_DIM).to(device)
-    model, objective = model_and_objective(family, device)
-    lazy = lazy_word_tables(model) if optimiser == "lazy" else []
-    opt = adam(list(model.parameters()), lr=1e-4, lazy=lazy)
-    params = list(model.parameters())
+    captions, sampler, features, one = training_step(family, device, amp, optimiser)
     draws = sampler.epoch(np.random.default_rng(0))
     batches = [collate(captions, next(draws), features, device) for _ in range(steps + 1)]
-
-    def one(batch):
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp == "bf16"):
-            loss = objective(model, batch)["loss"]
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        clip_gradient_norm(params, 2.0)
-        opt.step()
 
     one(batches[0])
     torch.cuda.synchronize()
