@@ -39,7 +39,7 @@ from polyvse.report.findings import active_claims, add_seed_replicas, findings_p
 from polyvse.report.gallery import gallery_candidates
 from polyvse.translate.quality import mt_datasets
 from polyvse.runlock import claim_directory, release_directory
-from polyvse.stopping import stop_jobs_on_signals
+from polyvse.stopping import cancel_scheduler_timers, stop_jobs_on_signals
 from polyvse.speech.settings import (
     check_speech_config,
     speech_report_dataset,
@@ -590,11 +590,13 @@ onstart:
 onsuccess:
     release_directory(_SNAKEMAKE_DIR)
     _record_run()
+    cancel_scheduler_timers()
     print(f"polyvse: workflow finished in {_elapsed()} (h:m:s); tables are in {R}/")
 
 
 onerror:
     release_directory(_SNAKEMAKE_DIR)
+    cancel_scheduler_timers()
     print(f"polyvse: workflow failed after {_elapsed()} (h:m:s); see the log named above and logs/")
 
 

@@ -499,7 +499,7 @@ def test_run_epochs_runs_the_step_under_autocast_and_logs_the_mean_loss(tmp_path
         out = model(batch)
         seen.append(out.dtype)
         loss = out.float().pow(2).mean()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         return {"loss": loss}
 
     result = run_epochs(
