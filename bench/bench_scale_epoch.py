@@ -46,7 +46,7 @@ from polyvse.models.embn import EmbN, EmbNConfig
 from polyvse.models.hem import SMALR, HEMConfig
 from polyvse.optim import adam, clip_gradient_norm, lazy_word_tables
 from polyvse.text.encoded import EncodedCaptions
-from polyvse.train.data import ImageGroupedBatches, batch_on_device, collate, host_batch, in_background
+from polyvse.train.data import ImageGroupedBatches, collate, device_batches
 from polyvse.train.loop import run_epochs
 from polyvse.train.objectives import EmbNObjective
 from polyvse.train.objectives_smalr import SMALRObjective
@@ -184,17 +184,11 @@ def whole_epoch(family: str, device: torch.device, amp: str, optimiser: str, bat
     opt = adam(list(model.parameters()), lr=1e-4, lazy=lazy)
 
     def epoch_batches(rng: np.random.Generator):
-        def drawn():
-            for i, rows in enumerate(sampler.epoch(rng)):
-                if i >= n_batches:
-                    return
-                yield host_batch(captions, rows)
-
         start = time.perf_counter()
-        for i, host in enumerate(in_background(drawn, workers)):
+        for i, batch in enumerate(device_batches(sampler, captions, features, device, rng, n_batches, workers)):
             if i and i % 200 == 0:
                 print(f"  {i} batches in {time.perf_counter() - start:.1f} s", flush=True)
-            yield batch_on_device(host, features, device)
+            yield batch
 
     with tempfile.TemporaryDirectory() as tmp:
         if device.type == "cuda":

@@ -275,6 +275,29 @@ def batch_on_device(host: Mapping[str, Tensor], features: Tensor, device: torch.
     }
 
 
+def device_batches(
+    sampler: ImageGroupedBatches,
+    encoded: EncodedCaptions,
+    features: Tensor,
+    device: torch.device,
+    rng: np.random.Generator,
+    n_batches: int,
+    workers: int = 0,
+) -> Iterator[dict[str, Tensor]]:
+    """One epoch's first ``n_batches`` batches of ``sampler`` drawn with ``rng``, their host part made
+    by ``workers`` loader processes (:func:`in_background`), each put on ``device`` as the
+    objectives take it (:func:`batch_on_device`; ``features`` on the host or already on ``device``)."""
+
+    def drawn() -> Iterator[dict[str, Tensor]]:
+        for i, rows in enumerate(sampler.epoch(rng)):
+            if i >= n_batches:
+                return
+            yield host_batch(encoded, rows)
+
+    for host in in_background(drawn, workers):
+        yield batch_on_device(host, features, device)
+
+
 def in_background(make: Callable[[], Iterator[T]], workers: int) -> Iterator[T]:
     """The items of ``make()``, made by ``workers`` loader processes ahead of their use (a
     torch DataLoader over them, its results in pinned memory), or here when ``workers`` is 0.

@@ -19,11 +19,9 @@ from polyvse.train import families
 from polyvse.train.data import (
     DEFAULT_LANGUAGE_BALANCE,
     ImageGroupedBatches,
-    batch_on_device,
     collate,
+    device_batches,
     encode_captions,
-    host_batch,
-    in_background,
 )
 from polyvse.train.families import FamilyInputs
 from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
@@ -172,14 +170,7 @@ def train_variant(
     )
 
     def epoch_batches(rng: np.random.Generator) -> Iterator[dict[str, Tensor]]:
-        def drawn() -> Iterator[dict[str, Tensor]]:
-            for i, rows in enumerate(batches.epoch(rng)):
-                if i >= n_batches:
-                    return
-                yield host_batch(train_enc, rows)
-
-        for host in in_background(drawn, workers):
-            yield batch_on_device(host, batch_feats, device)
+        return device_batches(batches, train_enc, batch_feats, device, rng, n_batches, workers)
 
     def validate_retrieval(m: torch.nn.Module) -> float:
         return mean_validation_recall(m, feats, val_by_lang)
