@@ -35,7 +35,7 @@ from polyvse.data.adapters import raw_files
 from polyvse.errors import ConfigFileError
 from polyvse.needs import HOW_TO_TRANSLATE, mt_available, prune_to_available
 from polyvse.report.any_to_any import any_to_any_replicas, model_evaluations
-from polyvse.report.findings import active_claims, add_seed_replicas, findings_plan, plan_files
+from polyvse.report.findings import active_claims, add_seed_replicas, findings_plan, plan_files, replica, seed_groups
 from polyvse.report.gallery import gallery_candidates
 from polyvse.translate.quality import mt_datasets
 from polyvse.runlock import claim_directory, release_directory
@@ -91,6 +91,10 @@ if _left_out:
 FINDINGS_REPLICAS = add_seed_replicas(config)
 # and every model an any_to_any report compares, as many times (polyvse.report.any_to_any)
 ANY_TO_ANY_REPLICAS = any_to_any_replicas(config)
+# A variant and its seed replicas differ in the seed alone: one job trains them all, paying the
+# start-up (torch's import) and the reading of the data once (rules train_seeds, speech_train_seeds).
+SEED_GROUPS = seed_groups(config)
+SEED_SUFFIXES = [replica("", k) for k in range(max(1, int(config.get("findings", {}).get("seeds", 0))))]
 
 R = config["results_dir"]
 BACKBONE = config["image_features"]["backbone"]
@@ -125,6 +129,22 @@ def speech_reports():
 
 def joint_variants():
     return family_variants(config, JOINT_FAMILY)
+
+
+def singly_trained(names):
+    """``names`` that train in a job of their own: not in a seed group (rules train, speech_train)."""
+    grouped = {m for members in SEED_GROUPS.values() for m in members}
+    return [n for n in names if n not in grouped]
+
+
+def seed_trained(names):
+    """``names`` that head a seed group (rules train_seeds, speech_train_seeds)."""
+    return [n for n in names if n in SEED_GROUPS]
+
+
+def per_seed(pattern):
+    """``pattern``'s path for every training of a seed group: ``{seed}`` (after ``{variant}``) → "", "-s1", …"""
+    return [pattern.replace("{seed}", suffix) for suffix in SEED_SUFFIXES]
 
 
 def names_regex(names):
@@ -197,16 +217,16 @@ def gallery_reports():
     return [report for report in word_reports() if gallery_variants(report)]
 
 
-def training_resources(kind, threads=None):
+def training_resources(kind, threads=None, trainings=1):
     """The resources of every training rule, in one place: resources.<kind> (train or speech_train)
     of the config, and a GPU (profiles/slurm sets gpu: 1 for these rules on a cluster) with the job's
-    threads as its CPUs."""
+    threads as its CPUs; a job of several ``trainings`` (a seed group) gets the time of them all."""
     res = config["resources"][kind]
     return {
         "gpu": res["gpu"],
         "cpus_per_gpu": threads if threads is not None else res["threads"],
         "mem_mb": res["mem_mb"],
-        "runtime": res["runtime"],
+        "runtime": res["runtime"] * trainings,
     }
 
 

@@ -20,7 +20,7 @@ rule joint_train:
     benchmark:
         "benchmarks/joint_train/{dataset}/{variant}.tsv"
     wildcard_constraints:
-        variant=names_regex(joint_variants()),
+        variant=names_regex(singly_trained(joint_variants())),
     conda:
         "../envs/polyvse.yaml"
     threads: config["resources"]["speech_train"]["threads"]
@@ -29,6 +29,35 @@ rule joint_train:
     params:
         settings=lambda wc: joint_variant_settings(config, wc.variant),
         checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/joint/{wc.variant}/checkpoint",
+    script:
+        "../workflow_scripts/joint_train.py"
+
+
+rule joint_train_seeds:
+    """A joint variant and its seed replicas (findings.seeds trainings: SEED_GROUPS), each trained
+    and evaluated as rule joint_train does, one after the other in one job: the job's start-up and
+    the reading of the views are paid once, not once per seed."""
+    input:
+        unpack(joint_inputs),
+    output:
+        model=per_seed(f"{R}/{{dataset}}/joint/{{variant}}{{seed}}/model.pt"),
+        epochs=per_seed(f"{R}/{{dataset}}/joint/{{variant}}{{seed}}/epochs.tsv"),
+        params=per_seed(f"{R}/{{dataset}}/joint/{{variant}}{{seed}}/params.json"),
+        evaluation=per_seed(f"{R}/{{dataset}}/joint/{{variant}}{{seed}}/eval.tsv"),
+    log:
+        "logs/{dataset}/joint_train_seeds_{variant}.log",
+    benchmark:
+        "benchmarks/joint_train_seeds/{dataset}/{variant}.tsv"
+    wildcard_constraints:
+        variant=names_regex(seed_trained(joint_variants())),
+    conda:
+        "../envs/polyvse.yaml"
+    threads: config["resources"]["speech_train"]["threads"]
+    resources:
+        **training_resources("speech_train", trainings=len(SEED_SUFFIXES)),
+    params:
+        settings=lambda wc: [joint_variant_settings(config, v) for v in SEED_GROUPS[wc.variant]],
+        checkpoint_dir=lambda wc: [f"{R}/{wc.dataset}/joint/{v}/checkpoint" for v in SEED_GROUPS[wc.variant]],
     script:
         "../workflow_scripts/joint_train.py"
 

@@ -3,7 +3,7 @@
 # (results/{report}.tsv/.md, the paper's Table 1). Settings: the variant over the config's
 # mlmme block; runs are named vse_{lang} and b{100β}, under results/{dataset}/mlmme/{variant}/.
 
-from polyvse.train.mlmme_runs import mlmme_block, run_settings as mlmme_run_settings, variant_runs
+from polyvse.train.mlmme_runs import mlmme_block, replica_offset, run_settings as mlmme_run_settings, variant_runs
 
 MLMME = config["mlmme"]
 MLMME_VARIANTS = family_variants(config, MLMME_FAMILY)
@@ -11,6 +11,12 @@ MLMME_VARIANTS = family_variants(config, MLMME_FAMILY)
 MLMME_TRAINED = sorted(
     {run for v in MLMME_VARIANTS for run in variant_runs(config, v)} | set(FINDINGS_REPLICAS["mlmme"])
 )
+# a run and its seed replicas train in one job (rule mlmme_train_seeds), as the other families' seeds
+MLMME_SEED_GROUPS = {
+    run: [run + suffix for suffix in SEED_SUFFIXES]
+    for run in sorted({replica_offset(r)[0] for r in FINDINGS_REPLICAS["mlmme"]})
+}
+MLMME_SINGLY_TRAINED = [r for r in MLMME_TRAINED if replica_offset(r)[0] not in MLMME_SEED_GROUPS]
 
 
 wildcard_constraints:
@@ -42,7 +48,7 @@ rule mlmme_train:
         "benchmarks/mlmme_train/{dataset}/{variant}_{mlmme_run}.tsv"
     wildcard_constraints:
         variant=names_regex(MLMME_VARIANTS),
-        mlmme_run=names_regex(MLMME_TRAINED),
+        mlmme_run=names_regex(MLMME_SINGLY_TRAINED),
     conda:
         "../envs/polyvse.yaml"
     threads: MLMME["threads"]
@@ -51,6 +57,44 @@ rule mlmme_train:
     params:
         settings=lambda wc: mlmme_run_settings(config, wc.variant, wc.mlmme_run),
         checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/mlmme/{wc.variant}/{wc.mlmme_run}/checkpoint",
+    script:
+        "../workflow_scripts/mlmme_train.py"
+
+
+rule mlmme_train_seeds:
+    """An MLMME / VSE run and its seed replicas (findings.seeds runs: MLMME_SEED_GROUPS), each
+    trained and evaluated as rule mlmme_train does, one after the other in one job: the job's
+    start-up and the reading of the data are paid once, not once per seed."""
+    input:
+        captions=f"{R}/{{dataset}}/captions.parquet",
+        features=f"{R}/{{dataset}}/image_features/{BACKBONE}.npy",
+        ids=f"{R}/{{dataset}}/image_features/{BACKBONE}.ids.txt",
+        vocab=lambda wc: expand(
+            f"{R}/{wc.dataset}/vocab/human/{{lang}}.tsv",
+            lang=mlmme_run_settings(config, wc.variant, wc.mlmme_run)["langs"],
+        ),
+    output:
+        model=per_seed(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/model.pt"),
+        epochs=per_seed(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/epochs.tsv"),
+        params=per_seed(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/params.json"),
+        evaluation=per_seed(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/eval.tsv"),
+    log:
+        "logs/{dataset}/mlmme_train_seeds_{variant}_{mlmme_run}.log",
+    benchmark:
+        "benchmarks/mlmme_train_seeds/{dataset}/{variant}_{mlmme_run}.tsv"
+    wildcard_constraints:
+        variant=names_regex(MLMME_VARIANTS),
+        mlmme_run=names_regex(MLMME_SEED_GROUPS),
+    conda:
+        "../envs/polyvse.yaml"
+    threads: MLMME["threads"]
+    resources:
+        **training_resources("train", MLMME["threads"], trainings=len(SEED_SUFFIXES)),
+    params:
+        settings=lambda wc: [mlmme_run_settings(config, wc.variant, r) for r in MLMME_SEED_GROUPS[wc.mlmme_run]],
+        checkpoint_dir=lambda wc: [
+            f"{R}/{wc.dataset}/mlmme/{wc.variant}/{r}/checkpoint" for r in MLMME_SEED_GROUPS[wc.mlmme_run]
+        ],
     script:
         "../workflow_scripts/mlmme_train.py"
 

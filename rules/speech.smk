@@ -68,6 +68,8 @@ rule speech_train:
         "logs/{dataset}/speech_train_{variant}.log",
     benchmark:
         "benchmarks/speech_train/{dataset}/{variant}.tsv"
+    wildcard_constraints:
+        variant=names_regex(singly_trained(family_variants(config, SPEECH_FAMILY))),
     conda:
         "../envs/polyvse.yaml"
     threads: config["resources"]["speech_train"]["threads"]
@@ -76,6 +78,35 @@ rule speech_train:
     params:
         settings=lambda wc: speech_variant_settings(config, wc.variant),
         checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/speech/{wc.variant}/checkpoint",
+    script:
+        "../workflow_scripts/speech_train.py"
+
+
+rule speech_train_seeds:
+    """A grounded-speech variant and its seed replicas (findings.seeds trainings: SEED_GROUPS),
+    each trained and evaluated as rule speech_train does, one after the other in one job: the
+    job's start-up and the reading of the views are paid once, not once per seed."""
+    input:
+        unpack(speech_view_inputs),
+    output:
+        model=per_seed(f"{R}/{{dataset}}/speech/{{variant}}{{seed}}/model.pt"),
+        epochs=per_seed(f"{R}/{{dataset}}/speech/{{variant}}{{seed}}/epochs.tsv"),
+        params=per_seed(f"{R}/{{dataset}}/speech/{{variant}}{{seed}}/params.json"),
+        evaluation=per_seed(f"{R}/{{dataset}}/speech/{{variant}}{{seed}}/eval.tsv"),
+    log:
+        "logs/{dataset}/speech_train_seeds_{variant}.log",
+    benchmark:
+        "benchmarks/speech_train_seeds/{dataset}/{variant}.tsv"
+    wildcard_constraints:
+        variant=names_regex(seed_trained(family_variants(config, SPEECH_FAMILY))),
+    conda:
+        "../envs/polyvse.yaml"
+    threads: config["resources"]["speech_train"]["threads"]
+    resources:
+        **training_resources("speech_train", trainings=len(SEED_SUFFIXES)),
+    params:
+        settings=lambda wc: [speech_variant_settings(config, v) for v in SEED_GROUPS[wc.variant]],
+        checkpoint_dir=lambda wc: [f"{R}/{wc.dataset}/speech/{v}/checkpoint" for v in SEED_GROUPS[wc.variant]],
     script:
         "../workflow_scripts/speech_train.py"
 

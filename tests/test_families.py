@@ -3,6 +3,7 @@ parameter counts, checkpoints that rebuild every family (polyvse.train.families)
 
 import os
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -459,3 +460,35 @@ def test_cross_lingual_recall_is_the_same_in_chunks():
     whole = cross_lingual_recall(sentences, image, lang, chunk=1000)
     assert 0.0 < whole < 100.0
     assert cross_lingual_recall(sentences, image, lang, chunk=7) == whole
+
+
+@pytest.mark.parametrize("family", ["embn", "mule", "smalr", "liwe"])
+def test_a_training_does_not_depend_on_the_one_before_it_in_the_process(data, tmp_path, family):
+    """Rule train_seeds trains a variant's seeds one after the other in one process, on inputs read
+    once: a seed's model must be the one a job of its own trains (nothing carried over from the
+    training before it, nothing written into the shared captions, features or word vectors)."""
+    captions, features, ids, counts, _, _ = data
+    inputs = inputs_for(data, tmp_path, family)
+    snapshot = (captions.copy(), features.copy(), {k: v.copy() for k, v in inputs.fasttext.items()})
+    first, second = settings(family, seed=5), settings(family, seed=6)
+    train_variant(captions, features, ids, counts, first, tmp_path / "a", progress=False, inputs=inputs)
+    after_another = train_variant(
+        captions, features, ids, counts, second, tmp_path / "b", progress=False, inputs=inputs
+    )
+    pd.testing.assert_frame_equal(captions, snapshot[0])
+    np.testing.assert_array_equal(features, snapshot[1])
+    for lang, table in inputs.fasttext.items():
+        np.testing.assert_array_equal(table, snapshot[2][lang])
+    alone = train_variant(
+        captions,
+        features,
+        ids,
+        counts,
+        second,
+        tmp_path / "c",
+        progress=False,
+        inputs=inputs_for(data, tmp_path, family),
+    )
+    pd.testing.assert_frame_equal(after_another.fit.log.drop(columns="seconds"), alone.fit.log.drop(columns="seconds"))
+    for k, v in alone.model.state_dict().items():
+        assert torch.equal(v, after_another.model.state_dict()[k]), k

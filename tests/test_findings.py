@@ -13,11 +13,13 @@ from polyvse.speech.settings import speech_variant_settings
 from polyvse.report.findings import (
     Claim,
     active_claims,
+    add_replica,
     add_seed_replicas,
     findings_markdown,
     findings_plan,
     findings_table,
     plan_files,
+    seed_groups,
     verdict,
 )
 from polyvse.train.mlmme_runs import run_settings
@@ -149,3 +151,15 @@ def test_the_default_config_tests_every_claim_of_the_list():
     cfg["findings"] = {"seeds": 3}
     assert [c.key for c in active_claims(cfg)] == [c.key for c in CLAIMS]
     assert all(len(c.rows) == len(c.paper) >= 2 for c in CLAIMS)
+
+
+def test_seed_groups_are_a_variant_and_its_replicas_differing_in_the_seed_alone():
+    cfg = {
+        "seed": 0,
+        "findings": {"seeds": 3},
+        "variants": {"a": {"model": "embn", "dataset": "m30k"}, "b": {"model": "embn", "dataset": "m30k"}},
+    }
+    add_replica(cfg, "a", 1), add_replica(cfg, "a", 2), add_replica(cfg, "b", 1)
+    cfg["variants"]["b-s2"] = {"model": "mule", "dataset": "m30k", "seed": 2}  # a variant of its own
+    assert seed_groups(cfg) == {"a": ["a", "a-s1", "a-s2"]}
+    assert seed_groups({**cfg, "findings": {"seeds": 1}}) == {}

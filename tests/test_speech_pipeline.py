@@ -745,3 +745,22 @@ def test_run_epochs_resumes_its_own_layout_and_starts_afresh_on_another(tmp_path
     validated.clear()
     result = run(other, 2)
     assert len(validated) == 2 and list(result.log["epoch"]) == [1, 2] and "extra" in result.best_state
+
+
+def test_a_training_does_not_depend_on_the_one_before_it_in_the_process(tmp_path):
+    """Rule speech_train_seeds trains a variant's seeds one after the other in one process, on views
+    read once: a seed's model must be the one a job of its own trains (nothing carried over from the
+    training before it, nothing written into the shared views or features)."""
+    torch.set_num_threads(1)
+    train, val, features = _toy_data(tmp_path)
+    before = features.copy()
+    first = {"model": SMALL_MODEL, "training": TRAINING, "seed": 5}
+    second = {**first, "seed": 6}
+    train_speech(train, val, features, first, tmp_path / "a", progress=False)
+    after_another = train_speech(train, val, features, second, tmp_path / "b", progress=False)
+    np.testing.assert_array_equal(features, before)
+    fresh_train, fresh_val, fresh_features = _toy_data(tmp_path / "fresh")
+    alone = train_speech(fresh_train, fresh_val, fresh_features, second, tmp_path / "c", progress=False)
+    pd.testing.assert_frame_equal(after_another.fit.log.drop(columns="seconds"), alone.fit.log.drop(columns="seconds"))
+    for k, v in alone.model.state_dict().items():
+        assert torch.equal(v, after_another.model.state_dict()[k]), k

@@ -113,6 +113,9 @@ def test_findings_train_the_compared_rows_with_every_seed(run):
     assert table["verdict"].iloc[0] in ("agrees", "disagrees", "within noise")
     seeds = [json.loads((run / f"results/m30k/models/smalr_5{s}/params.json").read_text()) for s in ("", "-s1")]
     assert len({p["params_train"] for p in seeds}) == 1  # the same model, trained twice
+    jobs = pd.read_csv(run / "results" / "benchmarks.tsv", sep="\t")
+    assert ("train_seeds", "m30k/smalr_5") in set(zip(jobs["rule"], jobs["job"]))  # both in one job
+    assert not ((jobs["rule"] == "train") & jobs["job"].str.startswith("m30k/smalr_5")).any()
     assert not (run / "results/m30k/models/smalr_5-s2").exists()
     values = [float(x) for x in table["values"].iloc[0].split()]
     assert len(set(values)) > 1  # other seeds, other numbers
@@ -148,8 +151,8 @@ def command() -> list[str]:
     return [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", "config.yaml", "--cores", "2"]
 
 
-def kill_during(workdir: Path, script: str) -> None:
-    """Start the workflow, SIGKILL it with all its jobs once a job of ``script`` runs."""
+def kill_when(workdir: Path, ready, what: str) -> None:
+    """Start the workflow, SIGKILL it with all its jobs once ``ready(session id)`` holds."""
     proc = subprocess.Popen(
         command(),
         cwd=workdir,
@@ -160,14 +163,19 @@ def kill_during(workdir: Path, script: str) -> None:
     )
     deadline = time.time() + 300
     try:
-        while not any(script in c for c in session_cmdlines(proc.pid)):
-            assert proc.poll() is None, f"the workflow ended before a {script} job ran"
-            assert time.time() < deadline, f"no {script} job within 300 s"
+        while not ready(proc.pid):
+            assert proc.poll() is None, f"the workflow ended before {what}"
+            assert time.time() < deadline, f"not {what} within 300 s"
             time.sleep(0.02)
         time.sleep(0.3)  # inside the job's work, not at its first line
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
+
+
+def kill_during(workdir: Path, script: str) -> None:
+    """Start the workflow, SIGKILL it with all its jobs once a job of ``script`` runs."""
+    kill_when(workdir, lambda session: any(script in c for c in session_cmdlines(session)), f"a {script} job ran")
 
 
 def test_sigkill_in_every_stage_then_the_same_command_gives_the_uninterrupted_tables(smalr_run, tmp_path):
@@ -176,6 +184,10 @@ def test_sigkill_in_every_stage_then_the_same_command_gives_the_uninterrupted_ta
     (work / "config.yaml").write_text(TINY_SMALR.read_text())
     for stage, script in STAGES.items():
         kill_during(work, script)
+        if stage == "training":
+            # rule train_seeds between two seeds: smalr_5 written, smalr_5-s1 training
+            first_seed = work / "results/m30k/models/smalr_5/model.pt"
+            kill_when(work, lambda _: first_seed.exists(), "the first seed of smalr_5 was written")
     done = subprocess.run(
         command(), cwd=work, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"}
     )

@@ -1,5 +1,7 @@
-"""Rule joint_train: one joint variant → model.pt (best epoch), epochs.tsv, params.json, and eval.tsv:
-retrieval between every ordered pair of its views on the test split."""
+"""Rules joint_train and joint_train_seeds: joint variants → model.pt (best epoch), epochs.tsv,
+params.json, and eval.tsv: retrieval between every ordered pair of its views on the test split.
+joint_train trains one variant; joint_train_seeds a variant and its seed replicas, which read the
+same views: they are read once, and each training is the one joint_train would run."""
 
 from pathlib import Path
 
@@ -17,10 +19,18 @@ from polyvse.text.vocab import Vocabulary, read_counts
 from polyvse.train.joint import embed_joint_views, joint_model_from_saved, joint_views, train_joint
 from polyvse.train.loop import resolve_device
 
-with job_log(snakemake.log[0], "joint_train") as log:
-    settings = snakemake.params.settings
+
+def listed(value) -> list:
+    """A rule joint_train output or param (one training) or joint_train_seeds' list of them."""
+    return [value] if isinstance(value, (str, dict)) else list(value)
+
+
+with job_log(snakemake.log[0], snakemake.rule) as log:
+    all_settings = listed(snakemake.params.settings)
+    settings = all_settings[0]  # the seeds of a group differ in their seed alone
     text_langs, speech_langs, text = settings["text_langs"], settings["speech_langs"], settings["text"]
     given = snakemake.input.keys()
+    splits = ("train", "val", "test")
     if speech_langs:
         features, speech = load_views(
             snakemake.input.utterances,
@@ -28,9 +38,10 @@ with job_log(snakemake.log[0], "joint_train") as log:
             snakemake.input.features,
             snakemake.input.ids,
             speech_langs,
+            splits=splits,
         )
     else:
-        features, speech = np.load(snakemake.input.features, mmap_mode="r"), {"train": None, "val": None}
+        features, speech = np.load(snakemake.input.features, mmap_mode="r"), dict.fromkeys(splits)
     vocab, vectors = None, None
     if text_langs:
         counts = {Path(p).stem: read_counts(p) for p in snakemake.input.vocab}
@@ -38,66 +49,55 @@ with job_log(snakemake.log[0], "joint_train") as log:
         if "fasttext" in given:
             tokens = {Path(p).stem: list(read_counts(p)) for p in snakemake.input.fasttext_vocab}
             tables = {Path(p).name.split(".")[0]: np.load(p) for p in snakemake.input.fasttext}
-            vectors = torch.from_numpy(joint_vectors(vocab, tokens, tables))
+            vectors = torch.from_numpy(joint_vectors(vocab, tokens, tables))  # copied into each model
     captions = read_captions(snakemake.input.captions)
     index = {image_id: i for i, image_id in enumerate(read_ids(snakemake.input.ids))}
     views = {
         split: joint_views(
             captions, split, text_langs, vocab, int(text["max_len"]), settings["cap_idx"], index, speech[split]
         )
-        for split in ("train", "val")
+        for split in splits
     }
-    trained = train_joint(
-        views["train"],
-        views["val"],
-        features,
-        vocab,
-        vectors,
-        settings,
-        Path(snakemake.params.checkpoint_dir),
-        threads=snakemake.threads,
-    )
-    write_tsv(trained.fit.log, snakemake.output.epochs, float_format="%.5g")
-    write_json({"variant": snakemake.wildcards.variant, **trained.summary()}, snakemake.output.params)
-    saved = trained.saved()
-    save_torch(saved, snakemake.output.model)
-    # Test retrieval between every ordered pair of views, on the model as model.pt holds it, in this
-    # job: one of its own would import torch and read the views again (docs/architecture.md, "A job
-    # is worth its start-up").
-    training = saved["settings"]["training"]
-    device = resolve_device(training["device"])
-    model, vocab = joint_model_from_saved(saved)
-    model.to(device)
-    if model.speech_langs:
-        features, test_speech = load_views(
-            snakemake.input.utterances,
-            snakemake.input.logmel,
-            snakemake.input.features,
-            snakemake.input.ids,
-            list(model.speech_langs),
-            splits=("test",),
-        )
-        test_speech = test_speech["test"]
-    else:
-        test_speech = None
-    test = joint_views(
-        captions,
-        "test",
-        list(model.text_langs),
-        vocab,
-        int(saved["settings"]["text"]["max_len"]),
-        saved["settings"]["cap_idx"],
-        index,
-        test_speech,
-    )
     feats = torch.from_numpy(np.asarray(features, dtype=np.float32))
-    embeddings = embed_joint_views(model, test, feats, training["eval_batch_size"], device)
-    table = ordered_pair_retrieval(embeddings, model.view_names, saved["normalize"])
-    table["best_epoch"] = int(saved["best_epoch"])
-    log.info(
-        "test retrieval of %d datapoints (best epoch %d):\n%s",
-        len(test),
-        saved["best_epoch"],
-        table[["query", "target", "r1", "r10", "mr"]].to_string(index=False),
+    trainings = zip(
+        all_settings,
+        listed(snakemake.params.checkpoint_dir),
+        listed(snakemake.output.epochs),
+        listed(snakemake.output.params),
+        listed(snakemake.output.model),
+        listed(snakemake.output.evaluation),
     )
-    write_tsv(table, snakemake.output.evaluation, float_format="%.4f")
+    for member, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
+        variant = Path(model_file).parent.name
+        trained = train_joint(
+            views["train"],
+            views["val"],
+            features,
+            vocab,
+            vectors,
+            member,
+            Path(checkpoint_dir),
+            threads=snakemake.threads,
+        )
+        write_tsv(trained.fit.log, epochs_file, float_format="%.5g")
+        write_json({"variant": variant, **trained.summary()}, params_file)
+        saved = trained.saved()
+        save_torch(saved, model_file)
+        # Test retrieval between every ordered pair of views, on the model as model.pt holds it, in this
+        # job: one of its own would import torch and read the views again (docs/architecture.md, "A job
+        # is worth its start-up").
+        training = saved["settings"]["training"]
+        device = resolve_device(training["device"])
+        model, _ = joint_model_from_saved(saved)
+        model.to(device)
+        embeddings = embed_joint_views(model, views["test"], feats, training["eval_batch_size"], device)
+        table = ordered_pair_retrieval(embeddings, model.view_names, saved["normalize"])
+        table["best_epoch"] = int(saved["best_epoch"])
+        log.info(
+            "%s: test retrieval of %d datapoints (best epoch %d):\n%s",
+            variant,
+            len(views["test"]),
+            saved["best_epoch"],
+            table[["query", "target", "r1", "r10", "mr"]].to_string(index=False),
+        )
+        write_tsv(table, eval_file, float_format="%.4f")

@@ -1,5 +1,7 @@
-"""Rule mlmme_train: one MLMME / VSE run → model.pt (best epoch), epochs.tsv, params.json, and its
-test retrieval eval.tsv (long form)."""
+"""Rules mlmme_train and mlmme_train_seeds: MLMME / VSE runs → model.pt (best epoch), epochs.tsv,
+params.json, and their test retrieval eval.tsv (long form). mlmme_train trains one run;
+mlmme_train_seeds a run and its seed replicas, which read the same data: it is read once, and each
+training is the one mlmme_train would run."""
 
 from pathlib import Path
 
@@ -13,28 +15,44 @@ from polyvse.text.vocab import read_counts
 from polyvse.train.loop import resolve_device
 from polyvse.train.mlmme import load_mlmme, train_mlmme
 
-with job_log(snakemake.log[0], "mlmme_train") as log:
+
+def listed(value) -> list:
+    """A rule mlmme_train output or param (one training) or mlmme_train_seeds' list of them."""
+    return [value] if isinstance(value, (str, dict)) else list(value)
+
+
+with job_log(snakemake.log[0], snakemake.rule) as log:
     vocab_counts = {Path(p).stem: read_counts(p) for p in snakemake.input.vocab}
     ids = Path(snakemake.input.ids).read_text(encoding="utf-8").split()
     captions, features = read_captions(snakemake.input.captions), np.load(snakemake.input.features)
-    trained = train_mlmme(
-        captions,
-        features,
-        ids,
-        vocab_counts,
-        snakemake.params.settings,
-        Path(snakemake.params.checkpoint_dir),
-        threads=snakemake.threads,
+    trainings = zip(
+        listed(snakemake.params.settings),
+        listed(snakemake.params.checkpoint_dir),
+        listed(snakemake.output.epochs),
+        listed(snakemake.output.params),
+        listed(snakemake.output.model),
+        listed(snakemake.output.evaluation),
     )
-    write_tsv(trained.fit.log, snakemake.output.epochs, float_format="%.5g")
-    write_json({"run": snakemake.wildcards.mlmme_run, **trained.parameter_summary()}, snakemake.output.params)
-    saved = trained.saved()
-    save_torch(saved, snakemake.output.model)
-    # sentence→image, image→sentence per language and sentence→sentence between its languages on
-    # the test split, from the model as model.pt holds it (docs/architecture.md, "A job is worth
-    # its start-up")
-    model, vocab = load_mlmme(saved)
-    model.to(resolve_device(snakemake.params.settings["training"]["device"]))
-    table = evaluate_mlmme(model, vocab, captions, features, ids, saved["langs"], saved["max_len"])
-    write_tsv(table, snakemake.output.evaluation, float_format="%.2f")
-    log.info("\n%s", table.to_string(index=False))
+    for settings, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
+        run = Path(model_file).parent.name
+        trained = train_mlmme(
+            captions,
+            features,
+            ids,
+            vocab_counts,
+            settings,
+            Path(checkpoint_dir),
+            threads=snakemake.threads,
+        )
+        write_tsv(trained.fit.log, epochs_file, float_format="%.5g")
+        write_json({"run": run, **trained.parameter_summary()}, params_file)
+        saved = trained.saved()
+        save_torch(saved, model_file)
+        # sentence→image, image→sentence per language and sentence→sentence between its languages on
+        # the test split, from the model as model.pt holds it (docs/architecture.md, "A job is worth
+        # its start-up")
+        model, vocab = load_mlmme(saved)
+        model.to(resolve_device(settings["training"]["device"]))
+        table = evaluate_mlmme(model, vocab, captions, features, ids, saved["langs"], saved["max_len"])
+        write_tsv(table, eval_file, float_format="%.2f")
+        log.info("%s:\n%s", run, table.to_string(index=False))

@@ -1,5 +1,7 @@
-"""Rule speech_train: one grounded-speech variant → model.pt (best epoch), epochs.tsv, params.json,
-and eval.tsv: retrieval between every view pair on the test split."""
+"""Rules speech_train and speech_train_seeds: grounded-speech variants → model.pt (best epoch),
+epochs.tsv, params.json, and eval.tsv: retrieval between every view pair on the test split.
+Rule speech_train trains one variant; speech_train_seeds a variant and its seed replicas, which
+read the same views: they are read once, and each training is the one speech_train would run."""
 
 from pathlib import Path
 
@@ -12,52 +14,62 @@ from polyvse.speech.run import load_views
 from polyvse.speech.train import model_from_saved, train_speech
 from polyvse.train.loop import resolve_device
 
-with job_log(snakemake.log[0], "speech_train") as log:
-    settings = snakemake.params.settings
-    features, views = load_views(
-        snakemake.input.utterances,
-        snakemake.input.logmel,
-        snakemake.input.features,
-        snakemake.input.ids,
-        settings["langs"],
+
+def listed(value) -> list:
+    """A rule speech_train output or param (one training) or speech_train_seeds' list of them."""
+    return [value] if isinstance(value, (str, dict)) else list(value)
+
+
+def views_of(langs: list[str], splits: tuple[str, ...]):
+    """Image features and the view sets of ``splits`` (memory-mapped stores)."""
+    i = snakemake.input
+    return load_views(i.utterances, i.logmel, i.features, i.ids, langs, splits=splits)
+
+
+with job_log(snakemake.log[0], snakemake.rule) as log:
+    all_settings = listed(snakemake.params.settings)
+    features, views = views_of(all_settings[0]["langs"], ("train", "val"))
+    trainings = zip(
+        all_settings,
+        listed(snakemake.params.checkpoint_dir),
+        listed(snakemake.output.epochs),
+        listed(snakemake.output.params),
+        listed(snakemake.output.model),
+        listed(snakemake.output.evaluation),
     )
-    trained = train_speech(
-        views["train"],
-        views["val"],
-        features,
-        settings,
-        Path(snakemake.params.checkpoint_dir),
-        threads=snakemake.threads,
-    )
-    write_tsv(trained.fit.log, snakemake.output.epochs, float_format="%.5g")
-    write_json({"variant": snakemake.wildcards.variant, **trained.summary()}, snakemake.output.params)
-    saved = trained.saved()
-    save_torch(saved, snakemake.output.model)
-    # Test retrieval (thesis §3.1.3) on the model as model.pt holds it, in this job: one of its own
-    # would import torch and read the views again (docs/architecture.md, "A job is worth its start-up").
-    training = saved["settings"]["training"]
-    device = resolve_device(training["device"])
-    model = model_from_saved(saved).to(device)
-    _, test = load_views(
-        snakemake.input.utterances,
-        snakemake.input.logmel,
-        snakemake.input.features,
-        snakemake.input.ids,
-        list(model.langs),
-        splits=("test",),
-    )
-    table = evaluate_views(
-        model,
-        test["test"],
-        torch.from_numpy(features.astype("float32")),
-        saved["normalize"],
-        training["eval_batch_size"],
-        device,
-    )
-    table["best_epoch"] = int(saved["best_epoch"])
-    log.info(
-        "test retrieval (best epoch %d):\n%s",
-        saved["best_epoch"],
-        table[["pair", "r1", "r5", "r10"]].to_string(index=False),
-    )
-    write_tsv(table, snakemake.output.evaluation, float_format="%.4f")
+    for settings, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
+        variant = Path(model_file).parent.name
+        trained = train_speech(
+            views["train"],
+            views["val"],
+            features,
+            settings,
+            Path(checkpoint_dir),
+            threads=snakemake.threads,
+        )
+        write_tsv(trained.fit.log, epochs_file, float_format="%.5g")
+        write_json({"variant": variant, **trained.summary()}, params_file)
+        saved = trained.saved()
+        save_torch(saved, model_file)
+        # Test retrieval (thesis §3.1.3) on the model as model.pt holds it, in this job: one of its own
+        # would import torch and read the views again (docs/architecture.md, "A job is worth its start-up").
+        training = saved["settings"]["training"]
+        device = resolve_device(training["device"])
+        model = model_from_saved(saved).to(device)
+        _, test = views_of(list(model.langs), ("test",))
+        table = evaluate_views(
+            model,
+            test["test"],
+            torch.from_numpy(features.astype("float32")),
+            saved["normalize"],
+            training["eval_batch_size"],
+            device,
+        )
+        table["best_epoch"] = int(saved["best_epoch"])
+        log.info(
+            "%s: test retrieval (best epoch %d):\n%s",
+            variant,
+            saved["best_epoch"],
+            table[["pair", "r1", "r5", "r10"]].to_string(index=False),
+        )
+        write_tsv(table, eval_file, float_format="%.4f")

@@ -1,5 +1,7 @@
-"""Rule train: one model variant → model.pt (best epoch), epochs.tsv, params.json, and the
-test split's direct evaluation eval/{variant}.direct.tsv (rule evaluate writes the other protocols)."""
+"""Rules train and train_seeds: model variants → model.pt (best epoch), epochs.tsv, params.json,
+and the test split's direct evaluation eval/{variant}.direct.tsv (rule evaluate writes the other
+protocols). Rule train trains one variant; train_seeds a variant and its seed replicas, which read
+the same inputs: they are read once, and each training is the one rule train would run."""
 
 from pathlib import Path
 
@@ -22,8 +24,14 @@ def tables(paths) -> dict:
     return {Path(p).name.split(".")[0]: np.load(p) for p in paths}
 
 
-with job_log(snakemake.log[0], "train") as log:
-    settings = snakemake.params.settings
+def listed(value) -> list:
+    """A rule train output or param (one training) or train_seeds' list of them."""
+    return [value] if isinstance(value, (str, dict)) else list(value)
+
+
+with job_log(snakemake.log[0], snakemake.rule) as log:
+    all_settings = listed(snakemake.params.settings)
+    first = all_settings[0]
     vocab_counts = {Path(p).stem: read_counts(p) for p in snakemake.input.vocab}
     given = snakemake.input.keys()
     # row order of the FastText / PCA tables: their vocabulary files (human + MT captions)
@@ -38,46 +46,56 @@ with job_log(snakemake.log[0], "train") as log:
         pca=tables(snakemake.input.pca) if "pca" in given else {},
         latent=load_torch(snakemake.input.pretrain) if "pretrain" in given else None,
         dictionaries=(
-            load_english_dictionaries(snakemake.input.dictionaries, settings["train_langs"])
+            load_english_dictionaries(snakemake.input.dictionaries, first["train_langs"])
             if "dictionaries" in given
             else {}
         ),
     )
     ids = Path(snakemake.input.ids).read_text(encoding="utf-8").split()
     features = np.load(snakemake.input.features)
-    trained = train_variant(
-        read_captions(snakemake.input.captions),
-        features,
-        ids,
-        vocab_counts,
-        settings,
-        Path(snakemake.params.checkpoint_dir),
-        threads=snakemake.threads,
-        inputs=inputs,
+    captions = read_captions(snakemake.input.captions)
+    test_captions = read_captions(snakemake.input.test_captions)
+    trainings = zip(
+        all_settings,
+        listed(snakemake.params.checkpoint_dir),
+        listed(snakemake.output.epochs),
+        listed(snakemake.output.params),
+        listed(snakemake.output.model),
+        listed(snakemake.output.evaluation),
     )
-    write_tsv(trained.fit.log, snakemake.output.epochs, float_format="%.5g")
-    summary = trained.parameter_summary()
-    if hasattr(trained.vocab, "n_mapped"):
-        summary["dictionary_mapped_words"] = trained.vocab.n_mapped()
-    write_json(
-        {"variant": snakemake.wildcards.variant, "vocabulary_size": len(trained.vocab), **summary},
-        snakemake.output.params,
-    )
-    saved = trained.saved()
-    save_torch(saved, snakemake.output.model)
-    # The test split's direct retrieval (queries in their own language), on the model as model.pt
-    # holds it: in a job of its own it would import torch and read the data again, a second or two
-    # for a fraction of one (docs/architecture.md, "A job is worth its start-up").
-    model, vocab = model_from_checkpoint(saved)
-    model.to(resolve_device(settings["training"]["device"]))
-    table = evaluate_model(
-        model,
-        vocab,
-        read_captions(snakemake.input.test_captions),
-        features,
-        ids,
-        snakemake.params.eval_langs,
-        saved["max_len"],
-    )
-    table["added_params"] = 0  # the direct protocol adds no parameters (CLC-C's MLP does: rule evaluate)
-    write_tsv(table, snakemake.output.evaluation, float_format="%.2f")
+    for settings, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
+        variant = Path(model_file).parent.name
+        trained = train_variant(
+            captions,
+            features,
+            ids,
+            vocab_counts,
+            settings,
+            Path(checkpoint_dir),
+            threads=snakemake.threads,
+            inputs=inputs,
+        )
+        write_tsv(trained.fit.log, epochs_file, float_format="%.5g")
+        summary = trained.parameter_summary()
+        if hasattr(trained.vocab, "n_mapped"):
+            summary["dictionary_mapped_words"] = trained.vocab.n_mapped()
+        write_json({"variant": variant, "vocabulary_size": len(trained.vocab), **summary}, params_file)
+        saved = trained.saved()
+        save_torch(saved, model_file)
+        # The test split's direct retrieval (queries in their own language), on the model as model.pt
+        # holds it: in a job of its own it would import torch and read the data again, a second or two
+        # for a fraction of one (docs/architecture.md, "A job is worth its start-up").
+        model, vocab = model_from_checkpoint(saved)
+        model.to(resolve_device(settings["training"]["device"]))
+        table = evaluate_model(
+            model,
+            vocab,
+            test_captions,
+            features,
+            ids,
+            snakemake.params.eval_langs,
+            saved["max_len"],
+        )
+        table["added_params"] = 0  # the direct protocol adds no parameters (CLC-C's MLP does: rule evaluate)
+        write_tsv(table, eval_file, float_format="%.2f")
+        log.info("%s: written", variant)

@@ -221,6 +221,25 @@ def add_seed_replicas(config: dict, claims: Sequence[Claim] | None = None) -> di
     return added
 
 
+def seed_groups(config: Mapping) -> dict[str, list[str]]:
+    """Variant → it and its seed replicas (``findings.seeds`` names: ``variant``, ``variant-s1``, …),
+    for every variant whose replicas :func:`add_seed_replicas` (or any_to_any) added: they read the
+    same inputs and differ in their seed alone, so one job may train them all. A ``-s{k}`` variant
+    that differs from its base in more than the seed is a variant of its own, not a replica."""
+    seeds = int(config.get("findings", {}).get("seeds", 0))
+    variants = config.get("variants", {})
+
+    def unseeded(v: Mapping) -> dict:
+        return {k: x for k, x in v.items() if k != "seed"}
+
+    groups = {}
+    for name, v in variants.items():
+        members = [replica(name, k) for k in range(1, seeds)]
+        if members and all(m in variants and unseeded(variants[m]) == unseeded(v) for m in members):
+            groups[name] = [name, *members]
+    return groups
+
+
 def add_replica(config: dict, variant: str, k: int) -> str:
     """Add ``variant``'s seed-``k`` replica to ``config["variants"]`` (a copy with seed = the
     config's seed + k) and return its name."""
