@@ -177,7 +177,8 @@ def train_speech(
     torch.manual_seed(seed)
     device = resolve_device(tr["device"])
     train = train.truncated(tr["truncate_fraction"])
-    feats = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32))
+    # a copy: the features come memory-mapped read-only, and torch warns on a read-only array
+    feats = torch.from_numpy(np.array(features, dtype=np.float32))
     model = build_speech_model(settings["model"], train.langs, feats.shape[1]).to(device)
     normalize = retrieval_normalizes(tr["loss"], tr.get("loss_options") or {})
 
