@@ -18,10 +18,10 @@ import time
 
 import torch
 
-from polyvse.speech.encoders import PAPER_WIDTHS
-from polyvse.speech.model import build_speech_model
-from polyvse.speech.multiview import multiview_loss
-from polyvse.speech.objectives import make_objective
+from polyvse.models.speech_encoders import PAPER_WIDTHS
+from polyvse.models.grounded_speech import build_speech_model
+from polyvse.losses.multiview import multiview_loss
+from polyvse.losses.speech_objectives import make_objective
 
 LANGS = ("en", "hi", "ja")
 MEAN_FRAMES = {"en": 400, "hi": 410, "ja": 510}

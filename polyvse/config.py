@@ -333,6 +333,40 @@ def _adapter_path(name: str, ds: Mapping, key: str, what: str, exists: Any, kind
         raise ConfigError(f"datasets.{name}.{adapter}.{key}", f"{kind} {path} does not exist")
 
 
+PRETRAINED_SUFFIXES = (".bin", ".vec", ".vec.gz")
+"""File kinds :func:`polyvse.text.fasttext_vectors.load_pretrained` reads (a ``.bin.gz`` download must be unpacked first)."""
+
+
+def pretrained_key(lang: str) -> str:
+    """The config key naming ``lang``'s pretrained vector file."""
+    return f"fasttext.pretrained.{lang}"
+
+
+def pretrained_suffix(path: Path) -> str:
+    """The kind of a pretrained vector file: its suffix among PRETRAINED_SUFFIXES (else its last)."""
+    name = path.name.lower()
+    return next((s for s in sorted(PRETRAINED_SUFFIXES, key=len, reverse=True) if name.endswith(s)), path.suffix)
+
+
+def check_pretrained_paths(config: Mapping) -> None:
+    """Raise :class:`ConfigError` when a pretrained vector file named in config is
+    missing or of a kind that cannot be read. Called at DAG build by
+    :func:`check_config`, so nothing trains before the error."""
+    pretrained = (config.get("fasttext") or {}).get("pretrained") or {}
+    for lang, path in pretrained.items():
+        key = pretrained_key(lang)
+        if not path:
+            raise ConfigError(key, "empty path; name a cc.{lang}.300.bin or .vec file, or remove the key")
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(
+                key, f"pretrained FastText file {path} does not exist" if not p.exists() else f"{path} is not a file"
+            )
+        if pretrained_suffix(p) not in PRETRAINED_SUFFIXES:
+            hint = " (unpack it with gunzip first)" if p.name.lower().endswith(".bin.gz") else ""
+            raise ConfigError(key, f"{path}: expected a FastText .bin model or a .vec/.vec.gz text file{hint}")
+
+
 def check_config(config: Mapping) -> None:
     """Raise :class:`ConfigError` on the first reference to something missing, or the
     first name that would write outside results_dir (:func:`check_output_paths`).
@@ -367,8 +401,6 @@ def check_config(config: Mapping) -> None:
                     raise ConfigError(f"datasets.{name}.coco.{key}", f"file {path} does not exist")
             if "en" not in ds.get("langs", []):
                 raise ConfigError(f"datasets.{name}.langs", "adapter coco needs en (the Karpathy JSON's captions)")
-    from polyvse.text.fasttext_vectors import check_pretrained_paths  # here: it imports ConfigError from us
-
     check_pretrained_paths(config)
     feats = config.get("image_features", {})
     if feats.get("backbone") == "precomputed":

@@ -142,7 +142,7 @@ def open_model(directory: str | Path) -> TrainedModel | SpokenModel:
 
 
 def _spoken_model(directory: Path, saved: dict) -> SpokenModel:
-    from polyvse.speech.train import model_from_saved
+    from polyvse.train.speech import model_from_saved
 
     dataset_dir = directory.parent.parent
     if not (dataset_dir / "images.parquet").is_file():
@@ -283,7 +283,7 @@ def test_utterances(sm: SpokenModel) -> Index:
     """The spoken test captions in the model's languages (the candidates of an image query), embedded
     from the dataset's log-Mel stores as evaluation embeds them."""
     from polyvse.speech.run import load_views
-    from polyvse.speech.evaluate import embed_views
+    from polyvse.evaluate.speech import embed_views
 
     features, _ = features_file(sm)
     utterances = sm.dataset_dir / "utterances.parquet"

@@ -21,7 +21,7 @@ from polyvse.train.objectives_mule import MULEObjective, MULEPretrainObjective
 from polyvse.train.objectives_smalr import SMALRObjective
 from polyvse.train.pretrain import latent_assignment_for, pretrain_latent_vocabulary, latent_usage
 from polyvse.train.run import TrainingProgress, train_variant
-from polyvse.translate.muse import MuseDictionary
+from polyvse.text.muse import MuseDictionary
 
 # POLYVSE_TEST_DEVICE=cuda runs these trainings on a GPU (bench/cuda_session.sh); CI has the CPU
 DEVICE = os.environ.get("POLYVSE_TEST_DEVICE", "cpu")

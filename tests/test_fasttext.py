@@ -10,12 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from polyvse.config import ConfigError, check_config
+from polyvse.config import ConfigError, check_config, check_pretrained_paths
 from polyvse.errors import InputError
 from polyvse.text.fasttext_vectors import (
     FastTextVectors,
     VecFileVectors,
-    check_pretrained_paths,
     load_pretrained,
     train_fasttext,
     vocabulary_vectors,

@@ -22,7 +22,7 @@ from polyvse.losses.margin_softmax import (
     scheduled_margin,
 )
 from polyvse.losses.similarity import similarity_matrix
-from polyvse.speech.objectives import OBJECTIVES, make_objective, step_objective
+from polyvse.losses.speech_objectives import OBJECTIVES, make_objective, step_objective
 
 # S[i, j] = S(X_i, Y_j)
 S = torch.tensor([[2.0, 1.0, 0.0], [0.5, 1.0, 1.5], [0.0, 0.0, 3.0]], dtype=torch.float64)

@@ -172,7 +172,7 @@ def test_training_steps_do_not_import_the_compiler():
     code = (
         "import sys, torch\n"
         "from polyvse.optim import adam, lazy_word_tables, clip_gradient_norm\n"
-        "from polyvse.speech.schedule import warmup_step_decay_scheduler\n"
+        "from polyvse.train.speech_schedule import warmup_step_decay_scheduler\n"
         "m = torch.nn.Sequential(torch.nn.Embedding(9, 3), torch.nn.Linear(3, 1))\n"
         "o = adam(list(m.parameters()), lr=0.1, lazy=lazy_word_tables(m))\n"
         "s = warmup_step_decay_scheduler(adam(list(m[1].parameters()), lr=0.1), total_steps=4)\n"

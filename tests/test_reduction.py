@@ -6,7 +6,7 @@ import pytest
 
 from polyvse.text.reduction import map_rare_to_english, rare_word_map, threshold_vocabulary
 from polyvse.text.vocab import Vocabulary
-from polyvse.translate.muse import MuseDictionary
+from polyvse.text.muse import MuseDictionary
 
 DE_COUNTS = {"der": 50, "hund": 12, "läuft": 5, "dackel": 2, "wiese": 4, "zebra": 1}
 DE_EN = MuseDictionary.from_pairs(

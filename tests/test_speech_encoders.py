@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from polyvse.speech.encoders import (
+from polyvse.models.speech_encoders import (
     AudioCNN,
     AvgPoolLen,
     ImageEncoder,

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from polyvse.losses.margin_softmax import InfoNCELoss
-from polyvse.speech.multiview import (
+from polyvse.losses.multiview import (
     FRAMEWORKS,
     anchor,
     average_all_anchor,
@@ -14,7 +14,7 @@ from polyvse.speech.multiview import (
     full_graph,
     multiview_loss,
 )
-from polyvse.speech.schedule import WarmupStepDecay, make_adam, warmup_step_decay_scheduler
+from polyvse.train.speech_schedule import WarmupStepDecay, make_adam, warmup_step_decay_scheduler
 
 # four views whose rows are all the constant k: a squared-difference "loss" of
 # views a and b is then (a - b)², easy to sum by hand

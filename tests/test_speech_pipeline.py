@@ -20,12 +20,12 @@ from polyvse.errors import InputError
 from polyvse.speech.data import view_set
 from polyvse.evaluate.retrieval import bidirectional_retrieval
 from polyvse.io import load_torch, save_torch
-from polyvse.speech.evaluate import diagonal_ranks, diagonal_recalls, mean_recall, pair_retrieval, view_pairs
-from polyvse.speech.model import build_speech_model, parameter_groups
-from polyvse.speech.objectives import OBJECTIVES, make_objective
-from polyvse.speech.report import block_columns, chance_note, speech_markdown, speech_table, table_notes
+from polyvse.evaluate.speech import diagonal_ranks, diagonal_recalls, mean_recall, pair_retrieval, view_pairs
+from polyvse.models.grounded_speech import build_speech_model, parameter_groups
+from polyvse.losses.speech_objectives import OBJECTIVES, make_objective
+from polyvse.report.speech import block_columns, chance_note, speech_markdown, speech_table, table_notes
 from polyvse.speech.store import extraction_processes, open_store, write_store
-from polyvse.speech.train import model_from_saved, steps_per_epoch, train_speech
+from polyvse.train.speech import model_from_saved, steps_per_epoch, train_speech
 from polyvse.speech.utterances import read_utterance_list, synthetic_requests, validate_utterances
 from polyvse.train.loop import run_epochs
 
@@ -351,7 +351,7 @@ def test_training_resumes_where_it_stopped(tmp_path):
 
     # a run killed after its second epoch: the checkpoint of epoch 2 is what remains
     calls = {"n": 0}
-    import polyvse.speech.train as speech_train
+    import polyvse.train.speech as speech_train
 
     original = speech_train.retrieval_scores
 
@@ -436,7 +436,7 @@ def test_speech_models_learn_words_that_generalise(tmp_path):
         tmp_path / "ckpt",
         progress=False,
     )
-    from polyvse.speech.evaluate import evaluate_views, retrieval_scores
+    from polyvse.evaluate.speech import evaluate_views, retrieval_scores
 
     test = retrieval_scores(evaluate_views(trained.model, held_out[1], torch.from_numpy(features), False, 16, "cpu"))
     chance = 100 * (1 + 5 + 10) / 3 / 32  # mean of R@1, R@5, R@10 over 32 candidates

@@ -29,7 +29,7 @@ from polyvse.data.tables import validate_captions, validate_images
 from polyvse.errors import InputError
 from polyvse.text.tokenize import tokenize
 from polyvse.translate.dictionary import segment_greedy
-from polyvse.translate.muse import read_muse
+from polyvse.text.muse import read_muse
 
 ALL = ["en", "de", "fr", "cs", "zh", "ja", "ar", "af", "ko", "ru", "hi"]
 SPACED = ["en", "de", "fr", "cs", "ar", "af", "ko", "ru", "hi"]

@@ -30,7 +30,7 @@ from polyvse.data.synthetic_scene import CHROMATIC
 from polyvse.errors import InputError
 from polyvse.text.tokenize import tokenize
 from polyvse.translate.dictionary import segment_greedy
-from polyvse.translate.muse import read_muse
+from polyvse.text.muse import read_muse
 
 OTHERS = ["de", "fr", "cs", "zh", "ja", "ar", "af", "ko", "ru", "hi"]
 SPACED = ["de", "fr", "cs", "ar", "af", "ko", "ru", "hi"]

@@ -9,7 +9,7 @@ from polyvse.errors import InputError
 from polyvse.translate import augment
 from polyvse.translate.cache import CachedTranslator, TranslationCache
 from polyvse.translate.dictionary import DictionaryBackend
-from polyvse.translate.muse import MuseDictionary
+from polyvse.text.muse import MuseDictionary
 
 TEN = ["en", "de", "fr", "cs", "zh", "ja", "ar", "af", "ko", "ru"]
 ORDER = ["en", "de", "fr", "cs", "zh", "ja"]

@@ -7,7 +7,7 @@ import pytest
 from polyvse.errors import InputError
 from polyvse.translate.backend import make_backend
 from polyvse.translate.dictionary import DictionaryBackend, join_tokens, segment_greedy
-from polyvse.translate.muse import MuseDictionary
+from polyvse.text.muse import MuseDictionary
 
 EN_DE = [("a", "ein"), ("red", "rotes"), ("red", "rote"), ("car", "auto"), ("dog", "hund")]
 DE_EN = [("ein", "a"), ("rotes", "red"), ("auto", "car"), ("hund", "dog")]

@@ -5,7 +5,7 @@ import pytest
 from polyvse.data.synthetic import build_dataset, realise, write_dictionaries
 from polyvse.translate.dictionary import DictionaryBackend, translate_words
 from polyvse.translate.errors import Confusions, ErrorRates, noisy_words, same_lemma, sentence_rng
-from polyvse.translate.muse import MuseDictionary
+from polyvse.text.muse import MuseDictionary
 from polyvse.translate.quality import score
 
 DEFAULTS = {"wrong_sense": 0.06, "wrong_agreement": 0.12, "drop": 0.06, "untranslated": 0.04, "reorder": 0.08}

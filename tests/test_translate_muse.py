@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from polyvse.errors import InputError
-from polyvse.translate.muse import MuseDictionary, discover_dictionaries, parse_pair_name, read_muse
+from polyvse.text.muse import MuseDictionary, discover_dictionaries, parse_pair_name, read_muse
 
 LANGS = ["en", "de", "fr", "zh"]
 

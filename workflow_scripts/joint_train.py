@@ -12,7 +12,7 @@ from polyvse.data.tables import read_captions
 from polyvse.features.image import read_ids
 from polyvse.io import save_torch, write_json, write_tsv
 from polyvse.logs import job_log
-from polyvse.speech.evaluate import ordered_pair_retrieval
+from polyvse.evaluate.speech import ordered_pair_retrieval
 from polyvse.speech.run import load_views
 from polyvse.text.joint_vectors import joint_vectors
 from polyvse.text.vocab import Vocabulary, read_counts

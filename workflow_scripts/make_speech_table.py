@@ -7,7 +7,7 @@ import pandas as pd
 
 from polyvse.io import write_text, write_tsv
 from polyvse.logs import job_log
-from polyvse.speech.report import chance_note, speech_markdown, speech_table, table_notes
+from polyvse.report.speech import chance_note, speech_markdown, speech_table, table_notes
 
 with job_log(snakemake.log[0], "speech_table") as log:
     rep, langs = snakemake.params.report, snakemake.params.langs

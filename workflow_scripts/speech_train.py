@@ -9,9 +9,9 @@ import torch
 
 from polyvse.io import save_torch, write_json, write_tsv
 from polyvse.logs import job_log
-from polyvse.speech.evaluate import evaluate_views
+from polyvse.evaluate.speech import evaluate_views
 from polyvse.speech.run import load_views
-from polyvse.speech.train import model_from_saved, train_speech
+from polyvse.train.speech import model_from_saved, train_speech
 from polyvse.train.loop import resolve_device
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from polyvse.errors import InputError
-from polyvse.translate.muse import normalize_word, read_muse
+from polyvse.text.muse import normalize_word, read_muse
 
 
 def _file_pairs(directory: Path, a: str, b: str) -> list[tuple[str, str]] | None:

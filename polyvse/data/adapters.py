@@ -76,10 +76,10 @@ def make_dataset(name: str, settings: Mapping, out_dir: Path) -> tuple[pd.DataFr
         )
     elif adapter == "places_speech":
         from polyvse.data.tables import CAPTION_COLUMNS
-        from polyvse.speech.utterances import read_utterance_list
+        from polyvse.data.places_speech import parse_utterance_list
 
         p = settings["places_speech"]
-        _, images, _ = read_utterance_list(p["utterances"], langs, p.get("images_dir"), check_audio=False)
+        _, images, _ = parse_utterance_list(p["utterances"], langs, p.get("images_dir"))
         captions = pd.DataFrame(
             {c: pd.Series([], dtype="int64" if c == "cap_idx" else "str") for c in CAPTION_COLUMNS}
         )  # spoken captions only: no text

@@ -10,7 +10,7 @@ a candidate scoring the same as the ground truth ranks above it, so
 ``rank = 1 + #{non-ground-truth candidates scoring >= the (best) ground truth}``.
 A collapsed model that scores everything alike gets rank N, never a free hit.
 This is the one tie convention of the project: the speech metric
-(:mod:`polyvse.speech.evaluate`) ranks with the same function.
+(:mod:`polyvse.evaluate.speech`) ranks with the same function.
 
 Ranks are computed blockwise from one matrix product per block: memory stays
 bounded for MSCOCO-sized test sets.

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from polyvse.models.universal import valid_mask
+from polyvse.text.encoded import valid_mask
 
 
 def mask_words(lengths: Tensor, width: int, rate: float = 0.2, generator: torch.Generator | None = None) -> Tensor:

@@ -6,7 +6,7 @@ words of every language into one universal embedding through language-specific F
 reads sentences with one GRU above it. :class:`JointModel` puts both under one image encoder:
 its views are the image, each language's spoken caption (the thesis' audio encoders) and each
 language's written caption (:class:`UniversalTextEncoder`), and the thesis' framework chooses
-which pairs of them a batch aligns (:mod:`polyvse.speech.multiview`).
+which pairs of them a batch aligns (:mod:`polyvse.losses.multiview`).
 
 The text branch is MULE's universal embedding rather than SMALR's latent vocabulary: SMALR's
 vocabulary reduction targets ten languages of tens of thousands of words, the spoken data's
@@ -28,8 +28,14 @@ from torch import Tensor, nn
 
 from polyvse.models.embn import last_valid_step
 from polyvse.models.mule import init_word_embeddings
-from polyvse.speech.encoders import ImageEncoder, InternalSelfAttention, MHSAPool, SpeechEncoders, TransformerPool
-from polyvse.speech.model import ENCODER_KEYS
+from polyvse.models.speech_encoders import (
+    ImageEncoder,
+    InternalSelfAttention,
+    MHSAPool,
+    SpeechEncoders,
+    TransformerPool,
+)
+from polyvse.models.grounded_speech import ENCODER_KEYS
 
 IMAGE_VIEW = "image"
 
@@ -84,7 +90,7 @@ class JointModel(nn.Module):
     encoder of ``text_langs``, all into D = the last audio width.
 
     ``config`` (kept for rebuilding from a checkpoint): ``image_dim``, ``image_input``,
-    ``speech_langs``, ``sharing`` and the speech :data:`~polyvse.speech.model.ENCODER_KEYS`;
+    ``speech_langs``, ``sharing`` and the speech :data:`~polyvse.models.grounded_speech.ENCODER_KEYS`;
     ``text_langs``, ``vocab_size``, ``word_dim``, ``universal_dim``, ``gru_hidden``,
     ``text_dropout``. Either language list may be empty (the separately trained text-only
     and speech-only models), not both.

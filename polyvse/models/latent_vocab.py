@@ -48,7 +48,8 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import Tensor, nn
 
-from polyvse.models.universal import masked_mean, valid_mask
+from polyvse.models.universal import masked_mean
+from polyvse.text.encoded import valid_mask
 
 
 STRAIGHT_THROUGH = ("softmax", "top_m")

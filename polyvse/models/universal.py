@@ -29,12 +29,7 @@ from torch import Tensor, nn
 
 from polyvse.models.embn import GRUSentenceEncoder, ImageBranch
 from polyvse.models.gradient_reversal import reverse_gradient
-
-
-def valid_mask(lengths: Tensor, width: int) -> Tensor:
-    """``(S,)`` lengths → ``(S, T)`` bool, True on the first ``lengths[s]`` steps."""
-    steps = torch.arange(width, device=lengths.device)
-    return steps.unsqueeze(0) < lengths.unsqueeze(1)
+from polyvse.text.encoded import valid_mask
 
 
 def masked_mean(x: Tensor, lengths: Tensor) -> Tensor:

@@ -358,7 +358,7 @@ def _text_value(item: Mapping, src: Mapping, column: str, read: Reader) -> float
 
 
 def _speech_value(item: Mapping, src: Mapping, column: str, read: Reader) -> float:
-    from polyvse.speech.report import block_columns, speech_table
+    from polyvse.report.speech import block_columns, speech_table
 
     variant = src["row"]["variant"]
     table = speech_table([src["row"]], {variant: read(src["eval"])}, {variant: read(src["params"])}, item["langs"])

@@ -147,7 +147,7 @@ def draw_gallery(
 def speech_gallery_variant(evaluations: Mapping[str, pd.DataFrame]) -> str:
     """The speech variant with the highest mean image-pair recall (R@1/5/10 of every language with the
     image, both directions, thesis §3.1.3; its ``eval.tsv``), the first on a tie."""
-    from polyvse.speech.evaluate import mean_recall
+    from polyvse.evaluate.speech import mean_recall
 
     if not evaluations:
         raise ValueError("a speech gallery needs at least one evaluated model")

@@ -30,7 +30,7 @@ SPEECH_LOSS_OPTIONS: dict[str, frozenset[str]] = {
     "mms_adapt": frozenset({"alpha", "similarity", "detach_margin"}),
 }
 """Keyword options each loss of ``speech.training.loss`` takes (the constructors of
-``polyvse.speech.objectives.OBJECTIVES``; a test keeps the two in step)."""
+``polyvse.losses.speech_objectives.OBJECTIVES``; a test keeps the two in step)."""
 
 SPEECH_ADAPTERS = ("synthetic", "places_speech")
 

@@ -1,1 +1,1 @@
-"""Text features: tokenisation, vocabularies, word vectors."""
+"""Text features: tokenisation, vocabularies, word vectors, MUSE-format bilingual dictionaries."""

@@ -14,6 +14,12 @@ from torch import Tensor
 from polyvse.text.vocab import Vocabulary
 
 
+def valid_mask(lengths: Tensor, width: int) -> Tensor:
+    """``(S,)`` lengths → ``(S, T)`` bool, True on the first ``lengths[s]`` steps (the tokens of a padded batch)."""
+    steps = torch.arange(width, device=lengths.device)
+    return steps.unsqueeze(0) < lengths.unsqueeze(1)
+
+
 @dataclass
 class EncodedCaptions:
     """Sentences ready for a model.

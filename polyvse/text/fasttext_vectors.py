@@ -52,44 +52,12 @@ from typing import IO, Protocol
 
 import numpy as np
 
-from polyvse.config import ConfigError
+from polyvse.config import ConfigError, pretrained_key, pretrained_suffix
 from polyvse.errors import InputError
 from polyvse.text.tokenize import tokenize
-from polyvse.translate.muse import normalize_word
+from polyvse.text.muse import normalize_word
 
 log = logging.getLogger(__name__)
-
-PRETRAINED_SUFFIXES = (".bin", ".vec", ".vec.gz")
-"""File kinds :func:`load_pretrained` reads (a ``.bin.gz`` download must be unpacked first)."""
-
-
-def pretrained_key(lang: str) -> str:
-    """The config key naming ``lang``'s pretrained vector file."""
-    return f"fasttext.pretrained.{lang}"
-
-
-def _suffix(path: Path) -> str:
-    name = path.name.lower()
-    return next((s for s in sorted(PRETRAINED_SUFFIXES, key=len, reverse=True) if name.endswith(s)), path.suffix)
-
-
-def check_pretrained_paths(config: Mapping) -> None:
-    """Raise :class:`ConfigError` when a pretrained vector file named in config is
-    missing or of a kind that cannot be read. Called at DAG build by
-    :func:`polyvse.config.check_config`, so nothing trains before the error."""
-    pretrained = (config.get("fasttext") or {}).get("pretrained") or {}
-    for lang, path in pretrained.items():
-        key = pretrained_key(lang)
-        if not path:
-            raise ConfigError(key, "empty path; name a cc.{lang}.300.bin or .vec file, or remove the key")
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(
-                key, f"pretrained FastText file {path} does not exist" if not p.exists() else f"{path} is not a file"
-            )
-        if _suffix(p) not in PRETRAINED_SUFFIXES:
-            hint = " (unpack it with gunzip first)" if p.name.lower().endswith(".bin.gz") else ""
-            raise ConfigError(key, f"{path}: expected a FastText .bin model or a .vec/.vec.gz text file{hint}")
 
 
 class WordVectors(Protocol):
@@ -223,7 +191,7 @@ def load_pretrained(path: str | Path, key: str = "fasttext.pretrained") -> WordV
     path = Path(path)
     if not path.is_file():
         raise ConfigError(key, f"pretrained FastText file {path} does not exist")
-    kind = _suffix(path)
+    kind = pretrained_suffix(path)
     if kind == ".bin":
         import fasttext
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from polyvse.errors import InputError
 from polyvse.text.tokenize import tokenize
 from polyvse.text.vocab import Vocabulary
-from polyvse.translate.muse import MuseDictionary, discover_dictionaries
+from polyvse.text.muse import MuseDictionary, discover_dictionaries
 
 ENGLISH = "en"
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from torch import nn
 
-    from polyvse.translate.muse import MuseDictionary
+    from polyvse.text.muse import MuseDictionary
 
 
 @dataclass(frozen=True)

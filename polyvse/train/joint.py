@@ -1,7 +1,7 @@
 """Training of one joint text–speech–image variant (:mod:`polyvse.models.joint`).
 
 The thesis' training (speech_grounding_thesis_2021 §3.1.2) on more views: Adam with the linear
-warm-up and step decay of :mod:`polyvse.speech.schedule`, batches of datapoints, each batch's K
+warm-up and step decay of :mod:`polyvse.train.speech_schedule`, batches of datapoints, each batch's K
 views (the image, each spoken language, each written language) contrasted by the variant's
 multiview framework (§2.3, §4.1) with its pairwise objective (§3.1.4.1). A datapoint is an image
 with its utterance in every spoken language and, in every written language, the caption that
@@ -26,8 +26,8 @@ from torch import Tensor
 
 from polyvse.models.joint import JointModel, build_joint_model
 from polyvse.speech.data import ViewSet
-from polyvse.speech.evaluate import ordered_pair_retrieval
-from polyvse.speech.train import fit_multiview, retrieval_normalizes, steps_per_epoch
+from polyvse.evaluate.speech import ordered_pair_retrieval
+from polyvse.train.speech import fit_multiview, retrieval_normalizes, steps_per_epoch
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.loop import FitResult, fingerprint, resolve_device
 

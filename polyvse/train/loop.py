@@ -2,7 +2,7 @@
 after every epoch that a re-run resumes from.
 
 :func:`run_epochs` is the loop every training branch shares (the text models'
-:mod:`polyvse.train.run`, the grounded-speech models' :mod:`polyvse.speech.train`,
+:mod:`polyvse.train.run`, the grounded-speech models' :mod:`polyvse.train.speech`,
 MLMME, the Translator, the latent-vocabulary pretraining).
 
 The checkpoint carries a fingerprint of everything that defines the run

@@ -2,10 +2,10 @@
 
 * :mod:`~polyvse.translate.backend` — :class:`TranslationBackend`, the registry,
   :func:`make_backend`, :class:`TranslationError`;
-* :mod:`~polyvse.translate.muse` — MUSE-format bilingual dictionaries;
 * :mod:`~polyvse.translate.transfer` — ``transfer``: offline rule-based transfer MT over the
   synthetic grammar's plans, with errors (default), falling back to ``dictionary``;
-* :mod:`~polyvse.translate.dictionary` — ``dictionary``: offline word-by-word MT (MUSE dictionaries);
+* :mod:`~polyvse.translate.dictionary` — ``dictionary``: offline word-by-word MT (MUSE dictionaries,
+  read by :mod:`polyvse.text.muse`);
 * :mod:`~polyvse.translate.errors` — the offline backends' MT error models (``translate.errors``);
 * :mod:`~polyvse.translate.quality` — BLEU/chrF of the MT against references of the same plan;
 * :mod:`~polyvse.translate.googletrans_backend` — ``googletrans``: online, opt-in
@@ -40,7 +40,7 @@ from polyvse.translate.cache import CachedTranslator, PairStats, TranslationCach
 # Imported for their @register side effect (googletrans itself is imported lazily).
 from polyvse.translate.dictionary import DictionaryBackend
 from polyvse.translate.googletrans_backend import GoogleTransBackend
-from polyvse.translate.muse import MuseDictionary, read_muse
+from polyvse.text.muse import MuseDictionary, read_muse
 from polyvse.translate.transfer import TransferBackend
 
 __all__ = [

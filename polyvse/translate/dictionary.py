@@ -35,7 +35,7 @@ from polyvse.errors import InputError
 from polyvse.text.tokenize import UNSEGMENTED, tokenize
 from polyvse.translate.backend import TranslationBackend, register
 from polyvse.translate.errors import ERROR_MODEL_VERSION, Confusions, ErrorRates, noisy_words, sentence_rng
-from polyvse.translate.muse import MuseDictionary, discover_dictionaries, parse_pair_name
+from polyvse.text.muse import MuseDictionary, discover_dictionaries, parse_pair_name
 
 # A zh/ja dictionary word longer than this is not tried by the greedy segmenter:
 # bounds the cost per character on dictionaries with a few very long entries.

@@ -43,7 +43,7 @@ from typing import Sequence
 
 import numpy as np
 
-from polyvse.translate.muse import MuseDictionary
+from polyvse.text.muse import MuseDictionary
 
 # The same-lemma test: shared prefix of at least this many characters ...
 LEMMA_MIN_PREFIX = 4

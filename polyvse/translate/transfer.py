@@ -50,7 +50,7 @@ from polyvse.translate.errors import (
     noisy_target_words,
     sentence_rng,
 )
-from polyvse.translate.muse import MuseDictionary
+from polyvse.text.muse import MuseDictionary
 
 REALISATION_COLUMNS = ["image_id", "split", "src_lang", "cap_idx", "lang", "text"]
 """One row per (human caption, language): the caption's plan (image_id, src_lang, cap_idx) realised in ``lang``."""

@@ -2,9 +2,9 @@
 
 Adam (β = 0.9, 0.999), batches of 128 datapoints, learning rate 1e-3 with a linear
 warm-up over the first 10 % of the steps and ×0.99 every 50 steps after it
-(:mod:`polyvse.speech.schedule`); the attention layers may have their own rate
+(:mod:`polyvse.train.speech_schedule`); the attention layers may have their own rate
 (Tables 3.3–3.4). Each batch's K views are contrasted by the variant's framework
-(:mod:`polyvse.speech.multiview`) with its loss (:mod:`polyvse.speech.objectives`).
+(:mod:`polyvse.losses.multiview`) with its loss (:mod:`polyvse.losses.speech_objectives`).
 Before training, the longest 5 % of each language's training utterances are cut
 to the longest of the rest (§2.4.2.1). After every epoch the model is scored on
 the validation split (mean R@1/5/10 over all view pairs, both directions); the
@@ -25,11 +25,11 @@ import torch
 from torch import Tensor
 
 from polyvse.speech.data import ViewSet
-from polyvse.speech.evaluate import evaluate_views, retrieval_scores
-from polyvse.speech.model import GroundedSpeechModel, build_speech_model, parameter_groups
-from polyvse.speech.multiview import multiview_loss
-from polyvse.speech.objectives import make_objective, step_objective
-from polyvse.speech.schedule import make_adam, warmup_step_decay_scheduler
+from polyvse.evaluate.speech import evaluate_views, retrieval_scores
+from polyvse.models.grounded_speech import GroundedSpeechModel, build_speech_model, parameter_groups
+from polyvse.losses.multiview import multiview_loss
+from polyvse.losses.speech_objectives import make_objective, step_objective
+from polyvse.train.speech_schedule import make_adam, warmup_step_decay_scheduler
 from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from torch import Tensor
 
 from polyvse.evaluate.retrieval import KS, one_hot_truth, pessimistic_ranks
 from polyvse.speech.data import ViewSet
-from polyvse.speech.model import GroundedSpeechModel
+from polyvse.models.grounded_speech import GroundedSpeechModel
 
 IMAGE_VIEW = "image"
 VIEW_LETTERS: dict[str, str] = {IMAGE_VIEW: "I", "en": "E", "hi": "H", "ja": "J"}

@@ -12,7 +12,13 @@ from typing import Any
 
 from torch import Tensor, nn
 
-from polyvse.speech.encoders import ImageEncoder, InternalSelfAttention, MHSAPool, SpeechEncoders, TransformerPool
+from polyvse.models.speech_encoders import (
+    ImageEncoder,
+    InternalSelfAttention,
+    MHSAPool,
+    SpeechEncoders,
+    TransformerPool,
+)
 
 ENCODER_KEYS: tuple[str, ...] = (
     "pooling",
@@ -28,7 +34,7 @@ ENCODER_KEYS: tuple[str, ...] = (
     "internal_attention",
     "length_rule",
 )
-"""Settings of ``speech.model`` that go to :func:`polyvse.speech.encoders.build_audio_encoder`."""
+"""Settings of ``speech.model`` that go to :func:`polyvse.models.speech_encoders.build_audio_encoder`."""
 
 
 class GroundedSpeechModel(nn.Module):

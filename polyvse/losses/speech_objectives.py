@@ -1,7 +1,7 @@
 """The six learning objectives of thesis §3.1.4.1 by config name.
 
 Every objective is a module ``loss(x, y) -> scalar`` on two paired embedding
-batches ``(B, D)``, symmetric in x and y, ready for :mod:`polyvse.speech.multiview`.
+batches ``(B, D)``, symmetric in x and y, ready for :mod:`polyvse.losses.multiview`.
 Objectives that keep a schedule (``mms_sched``) expose ``step()``; the training
 loop calls it once per optimiser step (:func:`step_objective`).
 
