@@ -492,3 +492,15 @@ def test_a_training_does_not_depend_on_the_one_before_it_in_the_process(data, tm
     pd.testing.assert_frame_equal(after_another.fit.log.drop(columns="seconds"), alone.fit.log.drop(columns="seconds"))
     for k, v in alone.model.state_dict().items():
         assert torch.equal(v, after_another.model.state_dict()[k]), k
+
+
+def test_per_training_reads_a_job_of_one_training_and_a_seed_group_alike():
+    from polyvse.train.groups import first_of, per_training
+
+    one = per_training({"seed": 0}, "ckpt", "model.pt")
+    assert one == [({"seed": 0}, "ckpt", "model.pt")]
+    group = per_training([{"seed": 0}, {"seed": 1}], ["a", "b"], ["a.pt", "b.pt"])
+    assert group == [({"seed": 0}, "a", "a.pt"), ({"seed": 1}, "b", "b.pt")]
+    assert first_of([{"seed": 0}, {"seed": 1}]) == {"seed": 0} and first_of({"seed": 3}) == {"seed": 3}
+    with pytest.raises(ValueError, match="different lengths"):
+        per_training([{"seed": 0}, {"seed": 1}], ["a"])

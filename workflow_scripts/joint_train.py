@@ -9,25 +9,20 @@ import numpy as np
 import torch
 
 from polyvse.data.tables import read_captions
+from polyvse.evaluate.speech import ordered_pair_retrieval
 from polyvse.features.image import read_ids
 from polyvse.io import save_torch, write_json, write_tsv
 from polyvse.logs import job_log
-from polyvse.evaluate.speech import ordered_pair_retrieval
 from polyvse.speech.run import load_views
 from polyvse.text.joint_vectors import joint_vectors
 from polyvse.text.vocab import Vocabulary, read_counts
+from polyvse.train.groups import first_of, per_training
 from polyvse.train.joint import embed_joint_views, joint_model_from_saved, joint_views, train_joint
 from polyvse.train.loop import resolve_device
 
 
-def listed(value) -> list:
-    """A rule joint_train output or param (one training) or joint_train_seeds' list of them."""
-    return [value] if isinstance(value, (str, dict)) else list(value)
-
-
 with job_log(snakemake.log[0], snakemake.rule) as log:
-    all_settings = listed(snakemake.params.settings)
-    settings = all_settings[0]  # the seeds of a group differ in their seed alone
+    settings = first_of(snakemake.params.settings)  # the seeds of a group differ in their seed alone
     text_langs, speech_langs, text = settings["text_langs"], settings["speech_langs"], settings["text"]
     given = snakemake.input.keys()
     splits = ("train", "val", "test")
@@ -59,13 +54,13 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
         for split in splits
     }
     feats = torch.from_numpy(np.asarray(features, dtype=np.float32))
-    trainings = zip(
-        all_settings,
-        listed(snakemake.params.checkpoint_dir),
-        listed(snakemake.output.epochs),
-        listed(snakemake.output.params),
-        listed(snakemake.output.model),
-        listed(snakemake.output.evaluation),
+    trainings = per_training(
+        snakemake.params.settings,
+        snakemake.params.checkpoint_dir,
+        snakemake.output.epochs,
+        snakemake.output.params,
+        snakemake.output.model,
+        snakemake.output.evaluation,
     )
     for member, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
         variant = Path(model_file).parent.name

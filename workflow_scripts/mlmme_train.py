@@ -12,26 +12,22 @@ from polyvse.evaluate.mlmme import evaluate_mlmme
 from polyvse.io import save_torch, write_json, write_tsv
 from polyvse.logs import job_log
 from polyvse.text.vocab import read_counts
+from polyvse.train.groups import per_training
 from polyvse.train.loop import resolve_device
 from polyvse.train.mlmme import load_mlmme, train_mlmme
-
-
-def listed(value) -> list:
-    """A rule mlmme_train output or param (one training) or mlmme_train_seeds' list of them."""
-    return [value] if isinstance(value, (str, dict)) else list(value)
 
 
 with job_log(snakemake.log[0], snakemake.rule) as log:
     vocab_counts = {Path(p).stem: read_counts(p) for p in snakemake.input.vocab}
     ids = Path(snakemake.input.ids).read_text(encoding="utf-8").split()
     captions, features = read_captions(snakemake.input.captions), np.load(snakemake.input.features)
-    trainings = zip(
-        listed(snakemake.params.settings),
-        listed(snakemake.params.checkpoint_dir),
-        listed(snakemake.output.epochs),
-        listed(snakemake.output.params),
-        listed(snakemake.output.model),
-        listed(snakemake.output.evaluation),
+    trainings = per_training(
+        snakemake.params.settings,
+        snakemake.params.checkpoint_dir,
+        snakemake.output.epochs,
+        snakemake.output.params,
+        snakemake.output.model,
+        snakemake.output.evaluation,
     )
     for settings, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
         run = Path(model_file).parent.name

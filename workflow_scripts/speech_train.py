@@ -7,17 +7,13 @@ from pathlib import Path
 
 import torch
 
+from polyvse.evaluate.speech import evaluate_views
 from polyvse.io import save_torch, write_json, write_tsv
 from polyvse.logs import job_log
-from polyvse.evaluate.speech import evaluate_views
 from polyvse.speech.run import load_views
-from polyvse.train.speech import model_from_saved, train_speech
+from polyvse.train.groups import first_of, per_training
 from polyvse.train.loop import resolve_device
-
-
-def listed(value) -> list:
-    """A rule speech_train output or param (one training) or speech_train_seeds' list of them."""
-    return [value] if isinstance(value, (str, dict)) else list(value)
+from polyvse.train.speech import model_from_saved, train_speech
 
 
 def views_of(langs: list[str], splits: tuple[str, ...]):
@@ -27,15 +23,14 @@ def views_of(langs: list[str], splits: tuple[str, ...]):
 
 
 with job_log(snakemake.log[0], snakemake.rule) as log:
-    all_settings = listed(snakemake.params.settings)
-    features, views = views_of(all_settings[0]["langs"], ("train", "val"))
-    trainings = zip(
-        all_settings,
-        listed(snakemake.params.checkpoint_dir),
-        listed(snakemake.output.epochs),
-        listed(snakemake.output.params),
-        listed(snakemake.output.model),
-        listed(snakemake.output.evaluation),
+    features, views = views_of(first_of(snakemake.params.settings)["langs"], ("train", "val"))
+    trainings = per_training(
+        snakemake.params.settings,
+        snakemake.params.checkpoint_dir,
+        snakemake.output.epochs,
+        snakemake.output.params,
+        snakemake.output.model,
+        snakemake.output.evaluation,
     )
     for settings, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
         variant = Path(model_file).parent.name

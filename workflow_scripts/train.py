@@ -15,6 +15,7 @@ from polyvse.models.registry import model_from_checkpoint
 from polyvse.text.reduction import load_english_dictionaries
 from polyvse.text.vocab import read_counts
 from polyvse.train.families import FamilyInputs
+from polyvse.train.groups import first_of, per_training
 from polyvse.train.loop import resolve_device
 from polyvse.train.run import train_variant
 
@@ -24,14 +25,8 @@ def tables(paths) -> dict:
     return {Path(p).name.split(".")[0]: np.load(p) for p in paths}
 
 
-def listed(value) -> list:
-    """A rule train output or param (one training) or train_seeds' list of them."""
-    return [value] if isinstance(value, (str, dict)) else list(value)
-
-
 with job_log(snakemake.log[0], snakemake.rule) as log:
-    all_settings = listed(snakemake.params.settings)
-    first = all_settings[0]
+    first = first_of(snakemake.params.settings)  # the seeds of a group differ in their seed alone
     vocab_counts = {Path(p).stem: read_counts(p) for p in snakemake.input.vocab}
     given = snakemake.input.keys()
     # row order of the FastText / PCA tables: their vocabulary files (human + MT captions)
@@ -55,13 +50,13 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
     features = np.load(snakemake.input.features)
     captions = read_captions(snakemake.input.captions)
     test_captions = read_captions(snakemake.input.test_captions)
-    trainings = zip(
-        all_settings,
-        listed(snakemake.params.checkpoint_dir),
-        listed(snakemake.output.epochs),
-        listed(snakemake.output.params),
-        listed(snakemake.output.model),
-        listed(snakemake.output.evaluation),
+    trainings = per_training(
+        snakemake.params.settings,
+        snakemake.params.checkpoint_dir,
+        snakemake.output.epochs,
+        snakemake.output.params,
+        snakemake.output.model,
+        snakemake.output.evaluation,
     )
     for settings, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
         variant = Path(model_file).parent.name
