@@ -26,7 +26,7 @@ step() { # name seconds command... (only the named steps when the script was giv
     [[ "$ONLY" == "  " || "$ONLY" == *" $name "* ]] || return 0
     echo "== $name ($(date -u +%H:%M:%S), limit ${limit}s)"
     timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-    echo "rc=$? $(grep -E '^(smalr|embn)	|syncs in|batches in|a step|passed|failed|^FAILED|Error|^ +[0-9]+  |^(default|thesis) ' "$OUT/$name.log" | head -n 30)"
+    echo "rc=$? $(grep -E '^code |^(smalr|embn)	|syncs in|batches in|a step|passed|failed|^FAILED|Error|^ +[0-9]+  |^(default|thesis) ' "$OUT/$name.log" | head -n 30)"
 }
 
 {
@@ -37,6 +37,14 @@ step() { # name seconds command... (only the named steps when the script was giv
 } | tee "$OUT/device.txt"
 
 step smalr_sync 40 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --sync-check
+# BASELINE=<dir holding another commit's polyvse/, bench/ and REV>: the same 400 steps on its code,
+# side by side on this machine (the card and its host differ between sessions)
+if [[ -n "${BASELINE:-}" ]]; then
+    step smalr_400_baseline 90 env PYTHONPATH="$BASELINE:$PYTHONPATH" bash -c \
+        "echo code \$(cat $BASELINE/REV); exec $PY $BASELINE/bench/bench_scale_epoch.py --epoch smalr --device cuda --batches 400"
+fi
+step smalr_400_fp32 60 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --batches 400
+step smalr_400_dense 60 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --batches 400 --optimiser fused
 step smalr_profile 45 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --profile
 step smalr_epoch_fp32 170 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda
 step smalr_epoch_bf16 120 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --amp bf16
@@ -44,6 +52,6 @@ step smalr_400_bf16 60 $PY bench/bench_scale_epoch.py --epoch smalr --device cud
 step embn_epoch_fp32 30 $PY bench/bench_scale_epoch.py --epoch embn --device cuda
 step embn_epoch_bf16 30 $PY bench/bench_scale_epoch.py --epoch embn --device cuda --amp bf16
 step tests_cuda 60 env POLYVSE_TEST_DEVICE=cuda $PY -m pytest -q -p no:cacheprovider -o addopts="" -n 8 \
-    tests/test_batches.py tests/test_families.py tests/test_mlmme_pipeline.py tests/test_translator_pipeline.py tests/test_speech_pipeline.py
+    tests/test_device_paths.py tests/test_batches.py tests/test_families.py tests/test_mlmme_pipeline.py tests/test_translator_pipeline.py tests/test_speech_pipeline.py
 step speech_step 40 $PY bench/bench_speech_step.py --paper --device cuda
 echo "== done $(date -u +%H:%M:%S)"

@@ -1,6 +1,6 @@
 import torch
 
-from polyvse.models.embn import EmbN, EmbNConfig, last_valid_step
+from polyvse.models.embn import EmbN, EmbNConfig
 from polyvse.text.vocab import Vocabulary
 
 
@@ -22,11 +22,6 @@ def test_padding_does_not_change_a_sentence():
     short = m.embed_sentences(torch.tensor([[3, 4, 5]]), torch.tensor([3]))
     padded = m.embed_sentences(torch.tensor([[3, 4, 5, 0, 0, 0]]), torch.tensor([3]))
     assert torch.allclose(short, padded, atol=1e-6)
-
-
-def test_last_valid_step():
-    out = torch.arange(2 * 4 * 1, dtype=torch.float).view(2, 4, 1)
-    assert last_valid_step(out, torch.tensor([2, 4])).flatten().tolist() == [1.0, 7.0]
 
 
 def test_parameter_counts_by_hand():

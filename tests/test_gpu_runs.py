@@ -49,3 +49,11 @@ def test_a_step_without_its_result_fails_loudly(tmp_path):
 
 def test_no_kept_run_says_the_gpu_path_is_unmeasured(tmp_path):
     assert "unmeasured" in gpu_runs_block(tmp_path / "none")
+
+
+def test_a_baseline_step_names_the_commit_whose_code_it_ran(tmp_path):
+    steps = EPOCH.replace("steps=1612", "steps=400")
+    out = session(tmp_path / "out", {"smalr_400_baseline": (0, "code ff2d429\n" + steps), "smalr_400_fp32": (0, steps)})
+    rows = step_results(out)
+    assert rows[0][0].endswith("1 loader process, the code of `ff2d429`")
+    assert "the code of" not in rows[1][0]

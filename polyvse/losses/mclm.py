@@ -86,12 +86,21 @@ class MCLMHead(nn.Module):
         return pred[:, : self.dim], pred[:, self.dim :]
 
 
-def mclm_loss(full: Tensor, masked: Tensor, head: MCLMHead, first: Tensor, second: Tensor, lang: Tensor) -> Tensor:
+def mclm_loss(
+    full: Tensor,
+    masked: Tensor,
+    head: MCLMHead,
+    first: Tensor,
+    second: Tensor,
+    lang: Tensor,
+    n_langs: int | None = None,
+) -> Tensor:
     """Eq. (2) summed over language pairs, averaged over the sentence pairs of each.
 
     full, masked: ``(S, D)`` unmasked and masked sentence representations;
     first, second: ``(P,)`` pairs from :func:`cross_language_pairs`;
-    lang: ``(S,)`` language indices. Zero (with a graph) when there is no pair.
+    lang: ``(S,)`` language indices; n_langs: how many languages there are (None: read from
+    ``lang``). Zero (with a graph) when there is no pair.
     """
     if first.numel() == 0:
         return (full.sum() + masked.sum()) * 0.0
@@ -100,12 +109,32 @@ def mclm_loss(full: Tensor, masked: Tensor, head: MCLMHead, first: Tensor, secon
     per_pair = torch.linalg.vector_norm(
         normalize(masked[first] + pred_first, dim=1) - normalize(full[first], dim=1), dim=1
     ) + torch.linalg.vector_norm(normalize(masked[second] + pred_second, dim=1) - normalize(full[second], dim=1), dim=1)
-    language_pair = lang[first] * (int(lang.max()) + 1) + lang[second]
+    if n_langs is not None and lang.device.type != "cpu":
+        # on an accelerator, reading the batch's language pairs back is three host-device
+        # synchronisations a call; the CPU keeps the compact groups, summed in earlier runs' order
+        return slotted_pair_means(per_pair, lang[first], lang[second], n_langs)
+    return compact_pair_means(per_pair, lang[first], lang[second])
+
+
+def compact_pair_means(per_pair: Tensor, lang_first: Tensor, lang_second: Tensor) -> Tensor:
+    """Sum over the language pairs present of the mean of ``per_pair`` ``(P,)`` within each,
+    the pairs' languages ``(P,)`` read from the data."""
+    # any factor above the largest second language orders the ids as the pairs (first, second)
+    language_pair = lang_first * (int(lang_second.max()) + 1) + lang_second
     _, group = torch.unique(language_pair, return_inverse=True)
     n_groups = int(group.max()) + 1
     sums = per_pair.new_zeros(n_groups).index_add(0, group, per_pair)
     sizes = per_pair.new_zeros(n_groups).index_add(0, group, torch.ones_like(per_pair))
     return (sums / sizes).sum()
+
+
+def slotted_pair_means(per_pair: Tensor, lang_first: Tensor, lang_second: Tensor, n_langs: int) -> Tensor:
+    """:func:`compact_pair_means` with one slot per ordered pair of the ``n_langs`` languages,
+    the empty ones adding zero: fixed shapes, nothing read back to the host."""
+    language_pair = lang_first * n_langs + lang_second
+    sums = per_pair.new_zeros(n_langs * n_langs).index_add(0, language_pair, per_pair)
+    sizes = per_pair.new_zeros(n_langs * n_langs).index_add(0, language_pair, torch.ones_like(per_pair))
+    return (sums / sizes.clamp(min=1)).sum()
 
 
 @dataclass
@@ -138,16 +167,18 @@ def masked_cross_language(
     final: Tensor,
     rate: float = 0.2,
     generator: torch.Generator | None = None,
+    n_langs: int | None = None,
 ) -> MCLMOutput:
     """MCLM on both levels of SMALR (Fig. 2).
 
     ``encode(tokens, lengths, langs, mask=...) -> (u, s)`` encodes with masked
     words replaced by the MASK feature; ``universal (S, U)`` and ``final
-    (S, J)`` are the unmasked encodings of the same batch.
+    (S, J)`` are the unmasked encodings of the same batch; ``n_langs`` the model's languages
+    (None: read from ``langs``).
     """
-    mask = mask_words(lengths.to(tokens.device), tokens.shape[1], rate, generator)
+    mask = mask_words(lengths.to(tokens.device, non_blocking=True), tokens.shape[1], rate, generator)
     masked_u, masked_s = encode(tokens, lengths, langs, mask=mask)
     first, second = cross_language_pairs(image_of_sentence, langs)
-    loss_u = mclm_loss(universal, masked_u, universal_head, first, second, langs)
-    loss_s = mclm_loss(final, masked_s, final_head, first, second, langs)
+    loss_u = mclm_loss(universal, masked_u, universal_head, first, second, langs, n_langs)
+    loss_s = mclm_loss(final, masked_s, final_head, first, second, langs, n_langs)
     return MCLMOutput(loss_u + loss_s, loss_u, loss_s, masked_u, masked_s, mask, int(first.numel()))

@@ -19,14 +19,17 @@ negatives of any language.
 from __future__ import annotations
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 
 def cosine_distance(a: Tensor, b: Tensor) -> Tensor:
     """Pairwise cosine distance ``1 - cos``: ``(A, D), (C, D) -> (A, C)``."""
-    a = torch.nn.functional.normalize(a, dim=-1)
-    b = torch.nn.functional.normalize(b, dim=-1)
-    return 1.0 - a @ b.T
+    a_unit = nn.functional.normalize(a, dim=-1)
+    # on an accelerator a set against itself (the neighbourhood constraints) is normalised once:
+    # fewer ops for the host to launch; the CPU keeps the order of its earlier runs' gradients
+    once = b is a and a.device.type != "cpu"
+    b_unit = a_unit if once else nn.functional.normalize(b, dim=-1)
+    return 1.0 - a_unit @ b_unit.T
 
 
 def top_k_hinge(dist: Tensor, positive: Tensor, negative: Tensor, margin: float = 0.05, top_k: int = 10) -> Tensor:
@@ -35,7 +38,21 @@ def top_k_hinge(dist: Tensor, positive: Tensor, negative: Tensor, margin: float 
     dist ``(A, C)``; positive, negative ``(A, C)`` bool. Every positive pair is
     a row; its ``top_k`` most violated negatives are kept; the loss is the mean
     over the kept terms. Scalar; zero without a positive pair or a negative.
+
+    On the CPU the positive pairs are gathered into rows (:func:`gathered_top_k_hinge`); on an
+    accelerator the same loss is evaluated on fixed shapes (:func:`dense_top_k_hinge`): the
+    gathered rows' number depends on the data, and reading it is a host-device synchronisation
+    (three a call with the boolean index, a sixth of a SMALR step's on CUDA).
     """
+    if dist.device.type == "cpu":
+        return gathered_top_k_hinge(dist, positive, negative, margin, top_k)
+    return dense_top_k_hinge(dist, positive, negative, margin, top_k)
+
+
+def gathered_top_k_hinge(
+    dist: Tensor, positive: Tensor, negative: Tensor, margin: float = 0.05, top_k: int = 10
+) -> Tensor:
+    """:func:`top_k_hinge` with the ``P`` positive pairs gathered: ``(P, C)`` violations."""
     a_idx, p_idx = positive.nonzero(as_tuple=True)
     if a_idx.numel() == 0:
         return dist.sum() * 0.0
@@ -48,6 +65,27 @@ def top_k_hinge(dist: Tensor, positive: Tensor, negative: Tensor, margin: float 
     worst = violation.topk(k, dim=1).values
     valid = torch.isfinite(worst)
     return worst.clamp(min=0.0)[valid].sum() / valid.sum().clamp(min=1)
+
+
+def dense_top_k_hinge(
+    dist: Tensor, positive: Tensor, negative: Tensor, margin: float = 0.05, top_k: int = 10
+) -> Tensor:
+    """:func:`top_k_hinge` on shapes fixed by the batch, with no host-device synchronisation.
+
+    Within an anchor's row the violation ``m + d(a, p) − d(a, c)`` orders the negatives c by
+    ``−d(a, c)`` alone, whatever the positive p: every positive pair of anchor a keeps the same
+    ``top_k`` negatives, the ``top_k`` nearest ones. They are found once per anchor ``(A, k)``
+    and the kept terms form an ``(A, C, k)`` tensor, zero where ``(a, c)`` is no positive pair
+    or a is short of negatives. Same value as the gathered form up to the order of the sum.
+    """
+    k = min(top_k, dist.shape[1])
+    if k == 0 or dist.shape[0] == 0:
+        return dist.sum() * 0.0
+    nearest = (-dist).masked_fill(~negative, float("-inf")).topk(k, dim=1).values  # (A, k): -d(a, c)
+    kept = positive.unsqueeze(2) & torch.isfinite(nearest).unsqueeze(1)  # (A, C, k)
+    terms = (margin + dist).unsqueeze(2) + nearest.unsqueeze(1)
+    terms = torch.where(kept, terms.clamp(min=0.0), 0.0)
+    return terms.sum() / kept.sum().clamp(min=1)
 
 
 def top_k_triplet(
@@ -88,8 +126,16 @@ def multimodal_triplet(
     λ1 = ``sentence_weight`` = 1.5 weights the sentence-anchored term.
     """
     pos = image_of_sentence.unsqueeze(0) == torch.arange(images.shape[0], device=images.device).unsqueeze(1)
-    image_anchored = top_k_triplet(images, sentences, pos, margin, top_k)
-    sentence_anchored = top_k_triplet(sentences, images, pos.T, margin, top_k)
+    if images.device.type == "cpu":
+        image_anchored = top_k_triplet(images, sentences, pos, margin, top_k)
+        sentence_anchored = top_k_triplet(sentences, images, pos.T, margin, top_k)
+    else:
+        # on an accelerator, one distance matrix for both directions: a normalisation is ~20
+        # small ops with its backward, which the device waits on the host to launch (the CPU
+        # keeps the order of its earlier runs' gradients)
+        dist = cosine_distance(images, sentences)
+        image_anchored = top_k_hinge(dist, pos, ~pos, margin, top_k)
+        sentence_anchored = top_k_hinge(dist.T, pos.T, ~pos.T, margin, top_k)
     return image_anchored + sentence_weight * sentence_anchored
 
 

@@ -63,10 +63,20 @@ class ImageBranch(nn.Module):
         return l2_normalize(self.net(features))
 
 
-def last_valid_step(outputs: Tensor, lengths: Tensor) -> Tensor:
-    """Pick ``outputs[b, lengths[b] - 1]``: ``(B, T, H), (B,) -> (B, H)``."""
-    index = (lengths - 1).clamp(min=0).view(-1, 1, 1).expand(-1, 1, outputs.shape[-1])
-    return outputs.gather(1, index).squeeze(1)
+def final_state(gru: nn.GRU, inputs: Tensor, lengths: Tensor) -> Tensor:
+    """A one-layer, one-direction GRU's state after each sequence's last valid step:
+    ``(S, T, D)`` inputs, ``(S,)`` host lengths → ``(S, H)``, in the input's order.
+
+    ``pack_padded_sequence(enforce_sorted=False)`` sorts by length as here, but copies the
+    order to the device with a blocking copy, and unpadding the output copies it back: two
+    host-device synchronisations a call on CUDA. The final state needs neither the padded
+    output nor a gather from it; it equals the output at the last valid step."""
+    sorted_lengths, order = torch.sort(lengths.cpu(), descending=True)
+    order = order.to(inputs.device, non_blocking=True)
+    packed = nn.utils.rnn.pack_padded_sequence(inputs.index_select(0, order), sorted_lengths, batch_first=True)
+    # with its sorting order, the GRU returns the final states in the input's order
+    _, state = gru(nn.utils.rnn.PackedSequence(packed.data, packed.batch_sizes, order))
+    return state[-1]
 
 
 class GRUSentenceEncoder(nn.Module):
@@ -80,10 +90,7 @@ class GRUSentenceEncoder(nn.Module):
 
     def forward(self, words: Tensor, lengths: Tensor) -> Tensor:
         """words: ``(S, T, word_dim)`` embedded tokens."""
-        packed = nn.utils.rnn.pack_padded_sequence(words, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        out, _ = self.gru(packed)
-        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
-        return l2_normalize(self.fc(self.dropout(last_valid_step(out, lengths.to(out.device)))))
+        return l2_normalize(self.fc(self.dropout(final_state(self.gru, words, lengths))))
 
 
 class EmbN(nn.Module):

@@ -70,6 +70,13 @@ def frequent_words(vocab: "Vocabulary", counts: Mapping[str, Mapping[str, int]],
     return out
 
 
+def positions(mask: Tensor, count: int) -> Tensor:
+    """``mask.nonzero()`` of a 1-D bool mask with ``count`` true entries, known beforehand: the
+    same indices, in order, with no host-device synchronisation (a stable sort puts the true
+    entries first)."""
+    return torch.argsort((~mask).to(torch.uint8), stable=True)[:count]
+
+
 class HEM(UniversalEmbeddingModel):
     """HEM (SMALR §3.1) with MULE's multimodal model and language classifier."""
 
@@ -208,25 +215,33 @@ class HEM(UniversalEmbeddingModel):
         """``(S, T)``, ``(S,)`` → ``(S, T, universal_dim)``: latent embedding or
         language FC of the specific embedding; zero at padding."""
         latent = self.latent_of_word[tokens].reshape(-1)  # (S*T,)
-        # positions found once, then integer indices: each boolean index is a device sync
-        seen = (latent >= 0).nonzero().squeeze(1)
+        has_latent = latent >= 0
+        n_langs = len(self.language_fc)
+        if self.specific_embeddings is not None:
+            slot = self.specific_of_word[tokens].reshape(-1)  # (S*T,)
+            has_slot = slot >= 0
+            word_lang = langs.unsqueeze(1).expand_as(tokens).reshape(-1)  # (S*T,)
+            # specific words per language; ``n_langs`` counts the non-specific positions
+            per_lang = torch.bincount(torch.where(has_slot, word_lang, n_langs), minlength=n_langs + 1)
+            sizes = torch.cat([has_latent.sum().unsqueeze(0), per_lang[:n_langs]])
+        else:
+            sizes = has_latent.sum().unsqueeze(0)
+        # every size the gathers below need, read back at once: on CUDA each read (a boolean
+        # index, a nonzero, a count) makes the host wait for the device, and a SMALR(10) step
+        # made 160 such waits with one per language and per index
+        n_latent, *counts = sizes.tolist()
+        seen = positions(has_latent, n_latent)
         out = self.latent_embeddings.weight.new_zeros(latent.shape[0], self.config.universal_dim)
         out = out.index_copy(0, seen, self.latent_embeddings(latent[seen])).view(*tokens.shape, -1)
         if self.specific_embeddings is not None:
-            slot = self.specific_of_word[tokens].reshape(-1)  # (S*T,)
-            # positions of the specific words, found once: a boolean index costs a device sync in the
-            # forward pass and again in the backward (on CUDA, 40 of a SMALR(10) step's 160 syncs
-            # came from boolean indexing per language)
-            at = (slot >= 0).nonzero().squeeze(1)  # (N,)
+            at = positions(has_slot, sum(counts))  # (N,)
             # one gather from the table for all languages: a gather per language back-propagated a
             # table-sized gradient per language (20 zero-filled copies of the table a SMALR(10) step;
             # with one gather its epoch on the default data took 2.70 s instead of 3.01)
             vectors = self.specific_embeddings(slot[at])  # (N, specific_dim)
-            word_lang = langs.unsqueeze(1).expand_as(tokens).reshape(-1)[at]  # (N,)
             # the words grouped by language (in their order within each): each language's FC on its
             # rows, as one slice each
-            order = torch.argsort(word_lang, stable=True)
-            counts = torch.bincount(word_lang, minlength=len(self.language_fc)).tolist()
+            order = torch.argsort(word_lang[at], stable=True)
             groups = vectors[order].split(counts)
             done = [self.language_fc[lang](rows) for lang, rows in enumerate(groups) if counts[lang]]
             if done:

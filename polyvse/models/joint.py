@@ -26,7 +26,7 @@ from typing import Any
 
 from torch import Tensor, nn
 
-from polyvse.models.embn import last_valid_step
+from polyvse.models.embn import final_state
 from polyvse.models.mule import init_word_embeddings
 from polyvse.models.speech_encoders import (
     ImageEncoder,
@@ -79,10 +79,7 @@ class UniversalTextEncoder(nn.Module):
     def forward(self, tokens: Tensor, lengths: Tensor, lang: int) -> Tensor:
         """``(S, T)`` token ids of one language (index ``lang``), ``(S,)`` lengths → ``(S, D)``."""
         words = self.language_fc[lang](self.word_embeddings(tokens))  # (S, T, U)
-        packed = nn.utils.rnn.pack_padded_sequence(words, lengths.cpu(), batch_first=True, enforce_sorted=False)
-        out, _ = self.gru(packed)
-        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
-        return self.fc(self.dropout(last_valid_step(out, lengths.to(out.device))))
+        return self.fc(self.dropout(final_state(self.gru, words, lengths)))
 
 
 class JointModel(nn.Module):

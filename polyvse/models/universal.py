@@ -34,7 +34,7 @@ from polyvse.text.encoded import valid_mask
 
 def masked_mean(x: Tensor, lengths: Tensor) -> Tensor:
     """Mean over the valid steps: ``(S, T, D), (S,) -> (S, D)``; padding never enters."""
-    lengths = lengths.to(x.device)
+    lengths = lengths.to(x.device, non_blocking=True)  # from the host: a blocking copy waits for the device
     keep = valid_mask(lengths, x.shape[1]).unsqueeze(-1).to(x.dtype)
     return (x * keep).sum(dim=1) / lengths.clamp(min=1).unsqueeze(1).to(x.dtype)
 
@@ -45,7 +45,13 @@ def check_langs(langs: Tensor | None, n_sentences: int, n_langs: int, where: str
         raise ValueError(f"{where}: this model has language-specific parameters and needs `langs`")
     if langs.shape != (n_sentences,):
         raise ValueError(f"{where}: langs has shape {tuple(langs.shape)}, expected ({n_sentences},)")
-    if n_sentences and (int(langs.min()) < 0 or int(langs.max()) >= n_langs):
+    if n_sentences and langs.device.type != "cpu":
+        # reading the range back would make the host wait for the device at every step: the
+        # device checks it and fails the next synchronising call with this message
+        torch._assert_async(
+            ((langs >= 0) & (langs < n_langs)).all(), f"{where}: language index out of range [0, {n_langs})"
+        )
+    elif n_sentences and (int(langs.min()) < 0 or int(langs.max()) >= n_langs):
         raise ValueError(f"{where}: language index out of range [0, {n_langs}): {int(langs.min())}..{int(langs.max())}")
     return langs
 

@@ -63,6 +63,9 @@ def _describe(step: str, rc: int, limit: str, log: str, run: Path) -> tuple[str,
             f"{family} {'epoch' if steps == FULL_EPOCH[family] else 'steps'} at the scale sizes ({steps:,} steps), "
             f"{_precision(f['amp'])}, {f['optimiser']} word tables, {loader}"
         )
+        baseline = re.search(r"^code (\w+)$", log, re.M) if step.endswith("_baseline") else None
+        if baseline:  # another commit's code, run beside this one's on the same machine
+            what += f", the code of `{baseline[1]}`"
         seconds, per_step = float(f["epoch_seconds"]), 1000 * float(f["seconds_per_step"])
         return what, f"**{seconds:.1f} s** ({per_step:.1f} ms a step), peak {f['peak_gpu_gib']} GiB on the GPU"
     if step.endswith("sync"):

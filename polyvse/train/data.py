@@ -267,7 +267,8 @@ def batch_on_device(host: Mapping[str, Tensor], features: Tensor, device: torch.
     """A :func:`host_batch` as the objectives take it: its images' features gathered from
     ``features`` (on the host or already on ``device``), the rest on ``device``."""
     return {
-        "images": to_device(features[host["image_rows"].to(features.device)], device),
+        # from the host without waiting: a blocking copy would wait for the device's queue
+        "images": to_device(features[host["image_rows"].to(features.device, non_blocking=True)], device),
         "tokens": to_device(host["tokens"], device),
         "lengths": host["lengths"],
         "lang": to_device(host["lang"], device),

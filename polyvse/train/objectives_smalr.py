@@ -105,6 +105,7 @@ class SMALRObjective:
                 sentences,
                 self.mask_rate,
                 self.generator,
+                model.n_langs,
             )
             terms.update(
                 {
