@@ -47,6 +47,8 @@ step smalr_400_fp32 60 $PY bench/bench_scale_epoch.py --epoch smalr --device cud
 step smalr_400_dense 60 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --batches 400 --optimiser fused
 step smalr_profile 45 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --profile
 step smalr_epoch_fp32 170 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda
+# the scale config's setting (training.lazy_word_updates: false): dense Adam on the word tables
+step smalr_epoch_dense 170 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --optimiser fused
 step smalr_epoch_bf16 120 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --amp bf16
 step smalr_400_bf16 60 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --amp bf16 --batches 400
 step embn_epoch_fp32 30 $PY bench/bench_scale_epoch.py --epoch embn --device cuda

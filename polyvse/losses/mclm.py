@@ -104,16 +104,25 @@ def mclm_loss(
     """
     if first.numel() == 0:
         return (full.sum() + masked.sum()) * 0.0
-    normalize = nn.functional.normalize
-    pred_first, pred_second = head(masked[first], masked[second])
-    per_pair = torch.linalg.vector_norm(
-        normalize(masked[first] + pred_first, dim=1) - normalize(full[first], dim=1), dim=1
-    ) + torch.linalg.vector_norm(normalize(masked[second] + pred_second, dim=1) - normalize(full[second], dim=1), dim=1)
-    if n_langs is not None and lang.device.type != "cpu":
-        # on an accelerator, reading the batch's language pairs back is three host-device
-        # synchronisations a call; the CPU keeps the compact groups, summed in earlier runs' order
-        return slotted_pair_means(per_pair, lang[first], lang[second], n_langs)
-    return compact_pair_means(per_pair, lang[first], lang[second])
+    normalize, norm = nn.functional.normalize, torch.linalg.vector_norm
+    if lang.device.type == "cpu":
+        pred_first, pred_second = head(masked[first], masked[second])
+        per_pair = norm(normalize(masked[first] + pred_first, dim=1) - normalize(full[first], dim=1), dim=1) + norm(
+            normalize(masked[second] + pred_second, dim=1) - normalize(full[second], dim=1), dim=1
+        )
+        return compact_pair_means(per_pair, lang[first], lang[second])
+    # on an accelerator, each gather and normalisation once (the device waits for the host to
+    # launch every small op), and the language pairs in fixed slots when their number is known:
+    # reading the batch's pairs back is three host-device synchronisations a call. The CPU keeps
+    # the forms above, whose gradients are summed in the order of its earlier runs.
+    masked_first, masked_second, full_unit = masked[first], masked[second], normalize(full, dim=1)
+    pred_first, pred_second = head(masked_first, masked_second)
+    per_pair = norm(normalize(masked_first + pred_first, dim=1) - full_unit[first], dim=1) + norm(
+        normalize(masked_second + pred_second, dim=1) - full_unit[second], dim=1
+    )
+    if n_langs is None:
+        return compact_pair_means(per_pair, lang[first], lang[second])
+    return slotted_pair_means(per_pair, lang[first], lang[second], n_langs)
 
 
 def compact_pair_means(per_pair: Tensor, lang_first: Tensor, lang_second: Tensor) -> Tensor:
@@ -152,11 +161,11 @@ class MCLMOutput:
     n_pairs: int
 
 
-Encoder = Callable[..., tuple[Tensor, Tensor]]
+MaskedEncoder = Callable[[Tensor], tuple[Tensor, Tensor]]
 
 
 def masked_cross_language(
-    encode: Encoder,
+    encode_masked: MaskedEncoder,
     universal_head: MCLMHead,
     final_head: MCLMHead,
     tokens: Tensor,
@@ -171,13 +180,13 @@ def masked_cross_language(
 ) -> MCLMOutput:
     """MCLM on both levels of SMALR (Fig. 2).
 
-    ``encode(tokens, lengths, langs, mask=...) -> (u, s)`` encodes with masked
-    words replaced by the MASK feature; ``universal (S, U)`` and ``final
-    (S, J)`` are the unmasked encodings of the same batch; ``n_langs`` the model's languages
-    (None: read from ``langs``).
+    ``encode_masked(mask) -> (u, s)`` encodes the batch's ``tokens`` with the words of ``mask
+    (S, T)`` replaced by the MASK feature; ``universal (S, U)`` and ``final (S, J)`` are the
+    unmasked encodings of the same batch; ``n_langs`` the model's languages (None: read from
+    ``langs``).
     """
     mask = mask_words(lengths.to(tokens.device, non_blocking=True), tokens.shape[1], rate, generator)
-    masked_u, masked_s = encode(tokens, lengths, langs, mask=mask)
+    masked_u, masked_s = encode_masked(mask)
     first, second = cross_language_pairs(image_of_sentence, langs)
     loss_u = mclm_loss(universal, masked_u, universal_head, first, second, langs, n_langs)
     loss_s = mclm_loss(final, masked_s, final_head, first, second, langs, n_langs)

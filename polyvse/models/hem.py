@@ -222,7 +222,10 @@ class HEM(UniversalEmbeddingModel):
             has_slot = slot >= 0
             word_lang = langs.unsqueeze(1).expand_as(tokens).reshape(-1)  # (S*T,)
             # specific words per language; ``n_langs`` counts the non-specific positions
-            per_lang = torch.bincount(torch.where(has_slot, word_lang, n_langs), minlength=n_langs + 1)
+            # (a count by scatter: bincount reads the largest index back to size its output)
+            lang_of_slot = torch.where(has_slot, word_lang, n_langs)
+            per_lang = torch.zeros(n_langs + 1, dtype=torch.long, device=tokens.device)
+            per_lang = per_lang.scatter_add_(0, lang_of_slot, torch.ones_like(lang_of_slot))
             sizes = torch.cat([has_latent.sum().unsqueeze(0), per_lang[:n_langs]])
         else:
             sizes = has_latent.sum().unsqueeze(0)

@@ -105,19 +105,26 @@ class UniversalEmbeddingModel(nn.Module):
         """Word features ``(S, T, U)`` with masked positions (``mask (S, T)`` bool)
         replaced by the MASK feature."""
         langs = check_langs(langs, tokens.shape[0], self.n_langs, f"{type(self).__name__}(langs)")
-        words = self.word_features(tokens, langs)
-        if mask is not None:
-            if self.mask_embedding is None:
-                raise ValueError(f"{type(self).__name__} has no MASK feature; build it with mask_token=True")
-            words = torch.where(mask.unsqueeze(-1), self.mask_embedding.to(words.dtype), words)
-        return words
+        return self.masked_words(self.word_features(tokens, langs), mask)
+
+    def masked_words(self, words: Tensor, mask: Tensor | None) -> Tensor:
+        """``(S, T, U)`` word features with the positions of ``mask (S, T)`` (None: none)
+        replaced by the MASK feature."""
+        if mask is None:
+            return words
+        if self.mask_embedding is None:
+            raise ValueError(f"{type(self).__name__} has no MASK feature; build it with mask_token=True")
+        return torch.where(mask.unsqueeze(-1), self.mask_embedding.to(words.dtype), words)
 
     def encode(
         self, tokens: Tensor, lengths: Tensor, langs: Tensor | None, mask: Tensor | None = None
     ) -> tuple[Tensor, Tensor]:
         """(u, s): u ``(S, U)`` mean word feature in the universal space (not
         normalised), s ``(S, J)`` the unit-norm multimodal sentence embedding."""
-        words = self.universal_words(tokens, lengths, langs, mask)
+        return self.encode_words(self.universal_words(tokens, lengths, langs, mask), lengths)
+
+    def encode_words(self, words: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
+        """(u, s) of :meth:`encode` from word features ``(S, T, U)``."""
         return masked_mean(words, lengths), self.text(words, lengths)
 
     def encode_universal(
