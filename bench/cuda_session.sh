@@ -5,6 +5,8 @@
 #   bash bench/cuda_session.sh [STEP ...]   # every step, or the named ones; logs to $OUT (default bench/out)
 # then, here: python -m polyvse.report.readme gpu-keep --out <the files> --commit <rev>  (-> docs/gpu_runs/)
 #             python -m polyvse.report.readme write                                   (-> the README's table)
+# The device machine returns at most 8 files: device.txt, session.txt and six steps' logs a call
+# (session.txt holds each step's result line too).
 # Steps: a whole SMALR epoch of the scale config's sizes through the training's loop (float32 and
 # bf16 autocast), the host-device syncs of a SMALR step, EmbN epochs, the model families' training
 # tests on CUDA (POLYVSE_TEST_DEVICE=cuda), the grounded-speech step at the thesis' widths.
@@ -47,7 +49,7 @@ step smalr_400_fp32 60 $PY bench/bench_scale_epoch.py --epoch smalr --device cud
 step smalr_400_dense 60 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --batches 400 --optimiser fused
 step smalr_profile 45 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --profile
 step smalr_epoch_fp32 170 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda
-# the scale config's setting (training.lazy_word_updates: false): dense Adam on the word tables
+# training.lazy_word_updates: false, dense Adam on every row of the word tables
 step smalr_epoch_dense 170 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --optimiser fused
 step smalr_epoch_bf16 120 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --amp bf16
 step smalr_400_bf16 60 $PY bench/bench_scale_epoch.py --epoch smalr --device cuda --amp bf16 --batches 400
