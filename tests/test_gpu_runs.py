@@ -57,3 +57,14 @@ def test_a_baseline_step_names_the_commit_whose_code_it_ran(tmp_path):
     rows = step_results(out)
     assert rows[0][0].endswith("1 loader process, the code of `ff2d429`")
     assert "the code of" not in rows[1][0]
+
+
+def test_a_log_that_did_not_come_back_is_read_from_the_session_and_reruns_are_kept_apart(tmp_path):
+    tests = "148 passed, 1 skipped, 36 warnings in 24.02s\n"
+    out = session(tmp_path / "out", {"smalr_epoch_fp32": (0, EPOCH), "tests_cuda": (0, tests)})
+    (out / "tests_cuda.log").unlink()  # the device machine returns 8 files
+    first = keep_run(out, tmp_path / "runs", "2026-01-02", "abc1234")
+    assert step_results(first)[1] == ("the families' training tests on CUDA", "148 passed, 0 failed")
+    second = keep_run(out, tmp_path / "runs", "2026-01-02", "abc1234")
+    assert second.name == "2026-01-02_abc1234_2" and (first / "session.txt").is_file()
+    assert gpu_runs_block(tmp_path / "runs").count("| 2026-01-02 `abc1234` |") == 4

@@ -13,7 +13,9 @@ import shutil
 from pathlib import Path
 
 RESULT = re.compile(r"^(?P<family>smalr|embn)\t(?P<fields>.*)$", re.M)
-STEP_STATUS = re.compile(r"^== (?P<step>\w+) \([\d:]+, limit (?P<limit>\d+)s\)\nrc=(?P<rc>\d+)", re.M)
+STEP_STATUS = re.compile(
+    r"^== (?P<step>\w+) \([\d:]+, limit (?P<limit>\d+)s\)\nrc=(?P<rc>\d+) ?(?P<summary>(?:.*\n)*?)(?===|\Z)", re.M
+)
 SYNCS = re.compile(r"(?P<n>\d+) syncs in (?P<steps>\d+) steps")
 PROFILE_WALL = re.compile(r"(?P<steps>\d+) steps: wall (?P<wall>[\d.]+) ms a step")
 PROFILE_DEVICE = re.compile(r"Self CUDA time total: (?P<ms>[\d.]+)ms")
@@ -21,6 +23,7 @@ SPEECH = re.compile(r"^(?P<size>default|thesis)\s+(?P<pooling>\w+)\s+(?P<batch>\
 TESTS = re.compile(r"^(?:(?P<failed>\d+) failed, )?(?P<passed>\d+) passed", re.M)
 FAMILY = {"smalr": "SMALR", "embn": "EmbN"}
 FULL_EPOCH = {"SMALR": 1612, "EmbN": 162}  # bench_scale_epoch.py's epochs: 1.45M and 145K sentences, 900 a batch
+TABLES = {"fused": "dense (fused Adam)"}  # bench_scale_epoch.py --optimiser fused: no sparse tables
 POOLING = {"avg": "average", "mhsa": "MHSA", "transformer": "Transformer"}
 
 
@@ -43,9 +46,17 @@ def step_results(run: Path) -> list[tuple[str, str]]:
     for m in STEP_STATUS.finditer(session):
         step, rc, limit = m["step"], int(m["rc"]), m["limit"]
         log_path = run / f"{step}.log"
-        if not log_path.is_file():
-            raise GpuRunError(f"{run}: session.txt names step {step} but {log_path.name} is not there")
-        log = log_path.read_text(encoding="utf-8")
+        if log_path.is_file():
+            log = log_path.read_text(encoding="utf-8")
+        else:
+            # the device machine returns 8 files a call: a step's log may stay behind, its result
+            # lines (the script's grep of the log) are in session.txt
+            log = m["summary"]
+            try:
+                rows.append(_describe(step, rc, limit, log, run))
+            except GpuRunError:
+                raise GpuRunError(f"{run}: session.txt names step {step} but {log_path.name} is not there") from None
+            continue
         rows.append(_describe(step, rc, limit, log, run))
     if not rows:
         raise GpuRunError(f"{run}/session.txt: no step ran")
@@ -61,7 +72,7 @@ def _describe(step: str, rc: int, limit: str, log: str, run: Path) -> tuple[str,
         loader = "1 loader process" if f.get("workers") == "1" else "batches drawn between the steps"
         what = (
             f"{family} {'epoch' if steps == FULL_EPOCH[family] else 'steps'} at the scale sizes ({steps:,} steps), "
-            f"{_precision(f['amp'])}, {f['optimiser']} word tables, {loader}"
+            f"{_precision(f['amp'])}, {TABLES.get(f['optimiser'], f['optimiser'])} word tables, {loader}"
         )
         baseline = re.search(r"^code (\w+)$", log, re.M) if step.endswith("_baseline") else None
         if baseline:  # another commit's code, run beside this one's on the same machine
@@ -117,6 +128,7 @@ def gpu_runs_block(runs_dir: Path) -> str:
     lines = ["| run (date, commit) | device | what | result |", "|---|---|---|---|"]
     for run in runs:
         date, _, commit = run.name.partition("_")
+        commit = commit.split("_")[0]  # a second run of one commit is kept as <date>_<commit>_2
         device = (run / "device.txt").read_text(encoding="utf-8").splitlines()
         card = device[1].split(",")[0].strip() if len(device) > 1 else "?"
         torch_line = next((l for l in device if l.startswith("torch ")), "")
@@ -127,10 +139,14 @@ def gpu_runs_block(runs_dir: Path) -> str:
 
 
 def keep_run(out: Path, runs_dir: Path, date: str, commit: str) -> Path:
-    """Copy a session's ``$OUT`` (session.txt, device.txt, the steps' logs) to ``runs_dir/<date>_<commit>``."""
+    """Copy a session's ``$OUT`` (session.txt, device.txt, the steps' logs) to ``runs_dir/<date>_<commit>``
+    (``_2``, ``_3`` … after it for further runs of the same commit)."""
     if not (out / "session.txt").is_file():
         raise GpuRunError(f"{out}: no session.txt (bench/cuda_session.sh writes it)")
-    target = runs_dir / f"{date}_{commit}"
+    target, n = runs_dir / f"{date}_{commit}", 1
+    while (target / "session.txt").is_file():  # another run of the same commit is kept beside it
+        n += 1
+        target = runs_dir / f"{date}_{commit}_{n}"
     target.mkdir(parents=True, exist_ok=True)
     for f in sorted(out.iterdir()):
         if f.suffix in (".txt", ".log"):
