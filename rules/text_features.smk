@@ -41,6 +41,10 @@ rule corpus:
         sentences=lambda wc: config["datasets"][wc.dataset]["synthetic"]["corpus_sentences"],
         seed=lambda wc: config["datasets"][wc.dataset]["synthetic"]["seed"],
         lexicon=lambda wc: config["datasets"][wc.dataset]["synthetic"]["lexicon"],
+        # 0 for the Latin-script languages: a share set for the others does not rerun theirs
+        english_share=lambda wc: english_share(
+            wc.lang, config["datasets"][wc.dataset]["synthetic"]["corpus_english_share"]
+        ),
     script:
         "../workflow_scripts/make_corpus.py"
 

@@ -8,14 +8,17 @@ from polyvse.logs import job_log
 with job_log(snakemake.log[0], "corpus") as log:
     lang, p = snakemake.wildcards.lang, snakemake.params
     t0 = time.perf_counter()
-    summary = write_text_corpus(snakemake.output[0], lang, p.sentences, seed=p.seed, lexicon=p.lexicon)
+    summary = write_text_corpus(
+        snakemake.output[0], lang, p.sentences, seed=p.seed, lexicon=p.lexicon, english_share=p.english_share
+    )
     log.info(
-        "%s: %d lines, %d tokens, %d types (lexicon %s, seed %d) in %.1f s",
+        "%s: %d lines, %d tokens, %d types (lexicon %s, seed %d, English lines %.3f) in %.1f s",
         lang,
         summary["lines"],
         summary["tokens"],
         summary["types"],
         p.lexicon,
         p.seed,
+        p.english_share,
         time.perf_counter() - t0,
     )
