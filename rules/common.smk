@@ -342,6 +342,13 @@ def fasttext_mem_mb(wildcards):
 # ----------------------------------------------------------------------------- rules/pretrain.smk: input functions
 
 
+def dataset_settings(dataset: dict) -> dict:
+    """A dataset's settings but those only its text-only corpus reads (rule corpus): a change to
+    the corpus does not make the dataset again."""
+    synthetic = {k: v for k, v in dataset.get("synthetic", {}).items() if not k.startswith("corpus_")}
+    return {**dataset, "synthetic": synthetic} if "synthetic" in dataset else dataset
+
+
 def pretrain_inputs(wildcards):
     """Training captions, vocabularies and FastText tables of the pretraining's languages."""
     s = pretrain_settings(config, wildcards.name, wildcards.dataset)

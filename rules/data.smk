@@ -16,7 +16,7 @@ rule dataset:
         mem_mb=2000,
         runtime=60,
     params:
-        dataset=lambda wc: config["datasets"][wc.dataset],
+        dataset=lambda wc: dataset_settings(config["datasets"][wc.dataset]),
         out_dir=lambda wc: f"{R}/{wc.dataset}",
     script:
         "../workflow_scripts/make_dataset.py"
