@@ -19,6 +19,7 @@ from polyvse.text.vocab import Vocabulary, read_counts
 from polyvse.train.groups import first_of, per_training
 from polyvse.train.joint import embed_joint_views, joint_model_from_saved, joint_views, train_joint
 from polyvse.train.loop import resolve_device
+from polyvse.train.checkpoints import claim_for_inputs
 
 
 with job_log(snakemake.log[0], snakemake.rule) as log:
@@ -63,6 +64,7 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
         snakemake.output.evaluation,
     )
     for member, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
+        claim_for_inputs(checkpoint_dir, snakemake.input)  # a checkpoint of other inputs is dropped
         variant = Path(model_file).parent.name
         trained = train_joint(
             views["train"],

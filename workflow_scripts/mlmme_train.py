@@ -15,6 +15,7 @@ from polyvse.text.vocab import read_counts
 from polyvse.train.groups import per_training
 from polyvse.train.loop import resolve_device
 from polyvse.train.mlmme import load_mlmme, train_mlmme
+from polyvse.train.checkpoints import claim_for_inputs
 
 
 with job_log(snakemake.log[0], snakemake.rule) as log:
@@ -30,6 +31,7 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
         snakemake.output.evaluation,
     )
     for settings, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
+        claim_for_inputs(checkpoint_dir, snakemake.input)  # a checkpoint of other inputs is dropped
         run = Path(model_file).parent.name
         trained = train_mlmme(
             captions,

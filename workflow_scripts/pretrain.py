@@ -10,9 +10,11 @@ from polyvse.io import save_torch, write_tsv
 from polyvse.logs import job_log
 from polyvse.text.vocab import read_counts
 from polyvse.train.pretrain import latent_usage, pretrain_latent_vocabulary
+from polyvse.train.checkpoints import claim_for_inputs
 
 with job_log(snakemake.log[0], "pretrain") as log:
     counts = {Path(p).stem: read_counts(p) for p in snakemake.input.vocab}
+    claim_for_inputs(snakemake.params.checkpoint_dir, snakemake.input)  # a checkpoint of other inputs is dropped
     # captions and FastText tables passed without a name here: the pretraining frees them
     # once it has encoded the sentences and built its word vectors
     saved = pretrain_latent_vocabulary(

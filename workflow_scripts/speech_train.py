@@ -14,6 +14,7 @@ from polyvse.speech.run import load_views
 from polyvse.train.groups import first_of, per_training
 from polyvse.train.loop import resolve_device
 from polyvse.train.speech import model_from_saved, train_speech
+from polyvse.train.checkpoints import claim_for_inputs
 
 
 def views_of(langs: list[str], splits: tuple[str, ...]):
@@ -33,6 +34,7 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
         snakemake.output.evaluation,
     )
     for settings, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
+        claim_for_inputs(checkpoint_dir, snakemake.input)  # a checkpoint of other inputs is dropped
         variant = Path(model_file).parent.name
         trained = train_speech(
             views["train"],

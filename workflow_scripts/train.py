@@ -18,6 +18,7 @@ from polyvse.train.families import FamilyInputs
 from polyvse.train.groups import first_of, per_training
 from polyvse.train.loop import resolve_device
 from polyvse.train.run import train_variant
+from polyvse.train.checkpoints import claim_for_inputs
 
 
 def tables(paths) -> dict:
@@ -59,6 +60,7 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
         snakemake.output.evaluation,
     )
     for settings, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
+        claim_for_inputs(checkpoint_dir, snakemake.input)  # a checkpoint of other inputs is dropped
         variant = Path(model_file).parent.name
         trained = train_variant(
             captions,

@@ -9,9 +9,11 @@ from polyvse.io import save_torch, write_json, write_tsv
 from polyvse.logs import job_log
 from polyvse.text.vocab import read_counts
 from polyvse.train.translator import train_source
+from polyvse.train.checkpoints import claim_for_inputs
 
 with job_log(snakemake.log[0], "translator_source") as log:
     ids = Path(snakemake.input.ids).read_text(encoding="utf-8").split()
+    claim_for_inputs(snakemake.params.checkpoint_dir, snakemake.input)  # a checkpoint of other inputs is dropped
     trained = train_source(
         read_captions(snakemake.input.captions),
         np.load(snakemake.input.features),

@@ -10,6 +10,7 @@ from polyvse.io import load_torch, save_torch, write_tsv
 from polyvse.logs import job_log
 from polyvse.text.vocab import read_counts
 from polyvse.train.translator import evaluate_target, load_translator_model, train_target
+from polyvse.train.checkpoints import claim_for_inputs
 
 with job_log(snakemake.log[0], "translator_train") as log:
     wc, inp = snakemake.wildcards, snakemake.input
@@ -18,6 +19,7 @@ with job_log(snakemake.log[0], "translator_train") as log:
     matrix = np.load(inp.matrix) if "matrix" in inp.keys() else None
     captions, features = read_captions(inp.captions), np.load(inp.features)
     ids = Path(inp.ids).read_text(encoding="utf-8").split()
+    claim_for_inputs(snakemake.params.checkpoint_dir, snakemake.input)  # a checkpoint of other inputs is dropped
     trained = train_target(
         protocol,
         n,
