@@ -31,7 +31,7 @@ from polyvse.config import (
     variant_settings,
 )
 from polyvse.config_files import located, schema_violation
-from polyvse.data.adapters import raw_files
+from polyvse.data.adapters import dataset_settings, raw_files
 from polyvse.data.synthetic_corpus import english_share
 from polyvse.errors import ConfigFileError
 from polyvse.needs import HOW_TO_TRANSLATE, mt_available, prune_to_available
@@ -340,13 +340,6 @@ def fasttext_mem_mb(wildcards):
 
 
 # ----------------------------------------------------------------------------- rules/pretrain.smk: input functions
-
-
-def dataset_settings(dataset: dict) -> dict:
-    """A dataset's settings but those only its text-only corpus reads (rule corpus): a change to
-    the corpus does not make the dataset again."""
-    synthetic = {k: v for k, v in dataset.get("synthetic", {}).items() if not k.startswith("corpus_")}
-    return {**dataset, "synthetic": synthetic} if "synthetic" in dataset else dataset
 
 
 def pretrain_inputs(wildcards):

@@ -112,3 +112,15 @@ def test_english_lines_in_a_non_latin_corpus_leave_its_other_lines_as_they_were(
     assert english_share("de", 0.25) == 0.0 and english_share("ko", 0.25) == 0.25
     with pytest.raises(InputError, match="english_share"):
         text_corpus("ar", 3, 3, "long_tail", english_share=1.5)
+
+
+def test_the_dataset_depends_on_no_corpus_setting():
+    from polyvse.data.adapters import dataset_settings
+
+    settings = {"adapter": "synthetic", "synthetic": {"n_train": 5, "corpus_sentences": 9, "corpus_english_share": 0.1}}
+    assert dataset_settings(settings) == {"adapter": "synthetic", "synthetic": {"n_train": 5}}
+    assert settings["synthetic"]["corpus_sentences"] == 9  # the config itself is left as it was
+    assert dataset_settings({"adapter": "multi30k", "multi30k": {"root": "x"}}) == {
+        "adapter": "multi30k",
+        "multi30k": {"root": "x"},
+    }

@@ -28,6 +28,16 @@ def raw_files(settings: Mapping) -> list[str]:
     return []
 
 
+def dataset_settings(settings: Mapping) -> dict:
+    """A dataset's settings but those only its text-only corpus reads (``synthetic.corpus_*``, rule
+    corpus): what :func:`make_dataset` depends on, so that a corpus setting does not make the
+    dataset, and everything after it, again."""
+    settings = dict(settings)
+    if "synthetic" in settings:
+        settings["synthetic"] = {k: v for k, v in settings["synthetic"].items() if not k.startswith("corpus_")}
+    return settings
+
+
 def make_dataset(name: str, settings: Mapping, out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Build (captions, images) for dataset ``name``; image paths are relative to
     ``out_dir`` or absolute. Synthetic images are rendered into ``out_dir``."""
