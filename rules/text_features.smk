@@ -42,7 +42,7 @@ rule corpus:
         seed=lambda wc: config["datasets"][wc.dataset]["synthetic"]["seed"],
         lexicon=lambda wc: config["datasets"][wc.dataset]["synthetic"]["lexicon"],
         # 0 for the Latin-script languages: a share set for the others does not rerun theirs
-        english_share=lambda wc: english_share(
+        english_share=lambda wc: english_share_for(
             wc.lang, config["datasets"][wc.dataset]["synthetic"]["corpus_english_share"]
         ),
     script:

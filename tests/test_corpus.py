@@ -15,7 +15,7 @@ import yaml
 from polyvse.data.adapters import make_dataset
 from polyvse.data.stats import dataset_stats
 from polyvse.data.synthetic import build_dataset
-from polyvse.data.synthetic_corpus import english_share, text_corpus, write_text_corpus
+from polyvse.data.synthetic_corpus import english_share_for, text_corpus, write_text_corpus
 from polyvse.data.synthetic_lang import EN_NOUN
 from polyvse.data.synthetic_lexicon import EN_NOUN_VARIANTS
 from polyvse.errors import InputError
@@ -103,13 +103,13 @@ def test_default_synthetic_datasets_are_long_tailed_and_train_fasttext_on_a_corp
 
 def test_english_lines_in_a_non_latin_corpus_leave_its_other_lines_as_they_were():
     plain = text_corpus("ar", 400, 3, "long_tail")
-    mixed = text_corpus("ar", 400, 3, "long_tail", english_share=english_share("ar", 0.25))
+    mixed = text_corpus("ar", 400, 3, "long_tail", english_share=english_share_for("ar", 0.25))
     english = [i for i, (a, b) in enumerate(zip(plain, mixed)) if a != b]
     assert 60 <= len(english) <= 140  # a quarter of 400, drawn
     assert all(re.fullmatch(r"[A-Za-z0-9 .,'-]+", mixed[i]) for i in english)  # English, in Latin letters
     assert not any(re.search(r"[A-Za-z]", plain[i]) for i in english)  # where Arabic was
     # a Latin-script language gets none: its corpus (and its FastText) do not change
-    assert english_share("de", 0.25) == 0.0 and english_share("ko", 0.25) == 0.25
+    assert english_share_for("de", 0.25) == 0.0 and english_share_for("ko", 0.25) == 0.25
     with pytest.raises(InputError, match="english_share"):
         text_corpus("ar", 3, 3, "long_tail", english_share=1.5)
 

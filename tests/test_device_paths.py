@@ -4,8 +4,8 @@ On CUDA the training step avoids reading data-dependent sizes back to the host (
 host-device synchronisation): the triplet mining runs on fixed shapes
 (:func:`~polyvse.losses.triplet.dense_top_k_hinge`), MCLM's language pairs take one slot each
 (:func:`~polyvse.losses.mclm.slotted_pair_means`), the GRU's final state is read without unpadding
-(:func:`~polyvse.models.embn.final_state`), HEM's word positions come from one read
-(:func:`~polyvse.models.hem.positions`). The CPU keeps the forms its earlier runs used. These
+(:func:`~polyvse.models.embn.final_state`), HEM's word positions come from one read of their
+sizes (``torch.nonzero_static``). The CPU keeps the forms its earlier runs used. These
 tests compare the forms on the CPU, and with POLYVSE_TEST_DEVICE=cuda (bench/cuda_session.sh) a
 whole SMALR objective, its gradients and a clipped step on the GPU against the CPU.
 """
@@ -19,7 +19,7 @@ from torch import nn
 from polyvse.losses.mclm import compact_pair_means, slotted_pair_means
 from polyvse.losses.triplet import dense_top_k_hinge, gathered_top_k_hinge
 from polyvse.models.embn import final_state
-from polyvse.models.hem import SMALR, HEMConfig, positions
+from polyvse.models.hem import SMALR, HEMConfig
 from polyvse.optim import clip_gradient_norm, lazy_word_tables
 from polyvse.train.objectives_smalr import SMALRObjective
 
@@ -70,11 +70,6 @@ def test_final_state_is_the_output_at_the_last_valid_step() -> None:
     out, _ = nn.utils.rnn.pad_packed_sequence(gru(packed)[0], batch_first=True)
     expected = out[torch.arange(9), lengths - 1]
     assert torch.equal(final_state(gru, words, lengths), expected)  # the same numbers, bit for bit
-
-
-def test_positions_are_nonzero_in_order() -> None:
-    mask = torch.rand(1000, generator=torch.Generator().manual_seed(0)) < 0.3
-    assert torch.equal(positions(mask, int(mask.sum())), mask.nonzero().squeeze(1))
 
 
 def _smalr_batch(device: torch.device) -> tuple[SMALR, dict[str, torch.Tensor]]:

@@ -34,7 +34,7 @@ CORPUS_STREAM = 99  # after the image streams of polyvse.data.synthetic (0-3)
 LATIN_SCRIPT = ("en", "de", "fr", "cs", "af")
 
 
-def english_share(lang: str, share: float) -> float:
+def english_share_for(lang: str, share: float) -> float:
     """The share of ``lang``'s corpus lines written in English: ``share`` for a language not written
     in Latin letters, 0 for one that is.
 
@@ -52,7 +52,7 @@ def text_corpus(
 ) -> list[str]:
     """``n_sentences`` lines of text in ``lang``, each the realisation of one plan of a fresh scene;
     with ``english_share`` > 0 each line is, with that probability, the plan realised in English
-    (call :func:`english_share` for the share a language gets). 0 draws nothing more: the corpus
+    (call :func:`english_share_for` for the share a language gets). 0 draws nothing more: the corpus
     of every earlier run."""
     if lang not in REALISERS:
         raise InputError("lang", f"no synthetic grammar for {lang!r}; known: {', '.join(REALISERS)}")

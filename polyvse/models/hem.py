@@ -70,13 +70,6 @@ def frequent_words(vocab: "Vocabulary", counts: Mapping[str, Mapping[str, int]],
     return out
 
 
-def positions(mask: Tensor, count: int) -> Tensor:
-    """``mask.nonzero()`` of a 1-D bool mask with ``count`` true entries, known beforehand: the
-    same indices, in order, with no host-device synchronisation (a stable sort puts the true
-    entries first)."""
-    return torch.argsort((~mask).to(torch.uint8), stable=True)[:count]
-
-
 class HEM(UniversalEmbeddingModel):
     """HEM (SMALR §3.1) with MULE's multimodal model and language classifier."""
 
@@ -233,11 +226,11 @@ class HEM(UniversalEmbeddingModel):
         # index, a nonzero, a count) makes the host wait for the device, and a SMALR(10) step
         # made 160 such waits with one per language and per index
         n_latent, *counts = sizes.tolist()
-        seen = positions(has_latent, n_latent)
+        seen = torch.nonzero_static(has_latent, size=n_latent).squeeze(1)  # no read-back: the size is known
         out = self.latent_embeddings.weight.new_zeros(latent.shape[0], self.config.universal_dim)
         out = out.index_copy(0, seen, self.latent_embeddings(latent[seen])).view(*tokens.shape, -1)
         if self.specific_embeddings is not None:
-            at = positions(has_slot, sum(counts))  # (N,)
+            at = torch.nonzero_static(has_slot, size=sum(counts)).squeeze(1)  # (N,)
             # one gather from the table for all languages: a gather per language back-propagated a
             # table-sized gradient per language (20 zero-filled copies of the table a SMALR(10) step;
             # with one gather its epoch on the default data took 2.70 s instead of 3.01)

@@ -47,17 +47,14 @@ def step_results(run: Path) -> list[tuple[str, str]]:
         step, rc, limit = m["step"], int(m["rc"]), m["limit"]
         log_path = run / f"{step}.log"
         if log_path.is_file():
-            log = log_path.read_text(encoding="utf-8")
-        else:
-            # the device machine returns 8 files a call: a step's log may stay behind, its result
-            # lines (the script's grep of the log) are in session.txt
-            log = m["summary"]
-            try:
-                rows.append(_describe(step, rc, limit, log, run))
-            except GpuRunError:
-                raise GpuRunError(f"{run}: session.txt names step {step} but {log_path.name} is not there") from None
+            rows.append(_describe(step, rc, limit, log_path.read_text(encoding="utf-8"), run))
             continue
-        rows.append(_describe(step, rc, limit, log, run))
+        # the device machine returns 8 files a call: a step's log may stay behind, its result
+        # lines (the script's grep of the log) are in session.txt
+        try:
+            rows.append(_describe(step, rc, limit, m["summary"], run))
+        except GpuRunError:
+            raise GpuRunError(f"{run}: session.txt names step {step} but {log_path.name} is not there") from None
     if not rows:
         raise GpuRunError(f"{run}/session.txt: no step ran")
     return rows

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from polyvse.io import write_text
+from polyvse.train.loop import LAST_CHECKPOINT
 
 log = logging.getLogger(__name__)
 RECORD = "inputs.json"
@@ -34,24 +35,20 @@ def file_identities(paths: Iterable[str | Path]) -> dict[str, list[int]]:
 
 
 def claim_for_inputs(checkpoint_dir: str | Path, inputs: Iterable[str | Path]) -> bool:
-    """Make ``checkpoint_dir`` a place for a checkpoint of a training on ``inputs``: a ``last.pt``
+    """Make ``checkpoint_dir`` a place for a checkpoint of a training on ``inputs``: a checkpoint
     made from other files (or with no record of its files) is removed. Returns whether one was."""
     checkpoint_dir = Path(checkpoint_dir)
-    current = file_identities(inputs)
-    record = checkpoint_dir / RECORD
-    last = checkpoint_dir / "last.pt"
-    stale = last.exists() and (not record.exists() or json.loads(record.read_text(encoding="utf-8")) != current)
+    current, record = file_identities(inputs), checkpoint_dir / RECORD
+    before = json.loads(record.read_text(encoding="utf-8")) if record.exists() else None
+    if before == current:
+        return False
+    last = checkpoint_dir / LAST_CHECKPOINT
+    stale = last.exists()
     if stale:
-        changed = "no record of its input files"
-        if record.exists():
-            before = json.loads(record.read_text(encoding="utf-8"))
-            differ = sorted(
-                set(before) ^ set(current) | {p for p in before if p in current and before[p] != current[p]}
-            )
-            changed = f"{len(differ)} input file(s) changed, e.g. {differ[0]}" if differ else changed
-        log.info("checkpoint %s was trained from other inputs (%s); starting afresh", last, changed)
+        changed = sorted(p for p in {*(before or {}), *current} if (before or {}).get(p) != current.get(p))
+        why = f"{len(changed)} input file(s) changed, e.g. {changed[0]}" if before else "no record of its input files"
+        log.info("checkpoint %s was trained from other inputs (%s); starting afresh", last, why)
         last.unlink()
-    if stale or not record.exists() or json.loads(record.read_text(encoding="utf-8")) != current:
-        checkpoint_dir.mkdir(parents=True, exist_ok=True)
-        write_text(json.dumps(current, indent=1) + "\n", record)
+    checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    write_text(json.dumps(current, indent=1) + "\n", record)
     return stale

@@ -47,6 +47,9 @@ class FitResult:
     extra: dict = field(default_factory=dict)
 
 
+LAST_CHECKPOINT = "last.pt"  # in a training's checkpoint_dir: the state after its latest epoch
+
+
 def fingerprint(*parts: object) -> str:
     """A short stable hash of JSON-serialisable parts."""
     blob = json.dumps(parts, sort_keys=True, default=str).encode()
@@ -98,7 +101,7 @@ def run_epochs(
     there), so on CUDA the host queues the next steps while the device works.
     """
     checkpoint_dir = Path(checkpoint_dir)
-    last_path = checkpoint_dir / "last.pt"
+    last_path = checkpoint_dir / LAST_CHECKPOINT
     stateful = dict(stateful or {})
     if scheduler is not None:
         stateful["scheduler"] = scheduler
