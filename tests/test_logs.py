@@ -3,6 +3,7 @@
 import re
 import subprocess
 import sys
+import time
 
 SCRIPT = """
 from polyvse.errors import InputError
@@ -37,3 +38,15 @@ def test_the_log_says_what_the_job_paid_before_its_work(tmp_path):
     assert done.returncode == 0, done.stderr
     startup = float(re.search(r"INFO polyvse.demo: start-up ([0-9.]+) s", (tmp_path / "job.log").read_text())[1])
     assert 0.3 <= startup < 30  # the sleep before the job's block counts as start-up
+
+
+def test_the_start_up_is_measured_to_the_hundredth_not_to_the_second(tmp_path):
+    """A process that logs at once reports well under the parent's wall time for it: a start-up
+    computed from the boot time rounded to the second (psutil) read up to a second too much."""
+    code = "from polyvse.logs import startup_seconds; print(startup_seconds())"
+    for _ in range(3):
+        t0 = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        elapsed = time.perf_counter() - t0
+        assert done.returncode == 0, done.stderr
+        assert 0.0 < float(done.stdout) <= elapsed + 0.02
