@@ -9,6 +9,7 @@ rule dataset:
         "logs/{dataset}/dataset.log",
     benchmark:
         "benchmarks/dataset/{dataset}.tsv"
+    priority: PRIORITY["upstream"]
     conda:
         "../envs/polyvse.yaml"
     threads: 1
@@ -30,6 +31,7 @@ rule dictionaries:
         "logs/{dataset}/dictionaries.log",
     benchmark:
         "benchmarks/dictionaries/{dataset}.tsv"
+    priority: PRIORITY["data"]
     conda:
         "../envs/polyvse.yaml"
     threads: 1

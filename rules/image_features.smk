@@ -9,6 +9,7 @@ rule image_features:
         "logs/{dataset}/image_features_{backbone}.log",
     benchmark:
         "benchmarks/image_features/{dataset}/{backbone}.tsv"
+    priority: PRIORITY["upstream"]
     conda:
         "../envs/polyvse.yaml"
     threads: config["resources"]["features"]["threads"]

@@ -21,6 +21,7 @@ rule joint_train:
         "benchmarks/joint_train/{dataset}/{variant}.tsv"
     wildcard_constraints:
         variant=names_regex(singly_trained(joint_variants())),
+    priority: PRIORITY["training"]
     conda:
         "../envs/polyvse.yaml"
     threads: config["resources"]["speech_train"]["threads"]
@@ -50,6 +51,7 @@ rule joint_train_seeds:
         "benchmarks/joint_train_seeds/{dataset}/{variant}.tsv"
     wildcard_constraints:
         variant=names_regex(seed_trained(joint_variants())),
+    priority: PRIORITY["long_training"]
     conda:
         "../envs/polyvse.yaml"
     threads: config["resources"]["speech_train"]["threads"]

@@ -49,6 +49,7 @@ rule mlmme_train:
     wildcard_constraints:
         variant=names_regex(MLMME_VARIANTS),
         mlmme_run=names_regex(MLMME_SINGLY_TRAINED),
+    priority: PRIORITY["training"]
     conda:
         "../envs/polyvse.yaml"
     threads: MLMME["threads"]
@@ -85,6 +86,7 @@ rule mlmme_train_seeds:
     wildcard_constraints:
         variant=names_regex(MLMME_VARIANTS),
         mlmme_run=names_regex(MLMME_SEED_GROUPS),
+    priority: PRIORITY["long_training"]
     conda:
         "../envs/polyvse.yaml"
     threads: MLMME["threads"]

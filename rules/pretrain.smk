@@ -14,6 +14,7 @@ rule pretrain:
         "benchmarks/pretrain/{dataset}/{name}.tsv"
     wildcard_constraints:
         name=names_regex(config["pretrain"]),
+    priority: PRIORITY["data"]
     conda:
         "../envs/polyvse.yaml"
     threads: config["resources"]["train"]["threads"]

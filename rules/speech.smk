@@ -15,6 +15,7 @@ rule utterances:
         "logs/{dataset}/utterances.log",
     benchmark:
         "benchmarks/utterances/{dataset}.tsv"
+    priority: PRIORITY["upstream"]
     conda:
         "../envs/polyvse.yaml"
     threads: config["resources"]["features"]["threads"]
@@ -40,6 +41,7 @@ rule logmel:
         "logs/{dataset}/logmel_{lang}.log",
     benchmark:
         "benchmarks/logmel/{dataset}/{lang}.tsv"
+    priority: PRIORITY["upstream"]
     conda:
         "../envs/polyvse.yaml"
     threads: config["resources"]["features"]["threads"]
@@ -70,6 +72,7 @@ rule speech_train:
         "benchmarks/speech_train/{dataset}/{variant}.tsv"
     wildcard_constraints:
         variant=names_regex(singly_trained(family_variants(config, SPEECH_FAMILY))),
+    priority: PRIORITY["long_training"]
     conda:
         "../envs/polyvse.yaml"
     threads: config["resources"]["speech_train"]["threads"]
@@ -99,6 +102,7 @@ rule speech_train_seeds:
         "benchmarks/speech_train_seeds/{dataset}/{variant}.tsv"
     wildcard_constraints:
         variant=names_regex(seed_trained(family_variants(config, SPEECH_FAMILY))),
+    priority: PRIORITY["long_training"]
     conda:
         "../envs/polyvse.yaml"
     threads: config["resources"]["speech_train"]["threads"]

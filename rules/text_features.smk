@@ -9,6 +9,7 @@ rule vocab:
         "logs/{dataset}/vocab_{origin}_{lang}.log",
     wildcard_constraints:
         origin="human|augmented",
+    priority: PRIORITY["data"]
     conda:
         "../envs/polyvse.yaml"
     threads: 1
@@ -31,6 +32,7 @@ rule corpus:
         "logs/{dataset}/corpus_{lang}.log",
     benchmark:
         "benchmarks/corpus/{dataset}/{lang}.tsv"
+    priority: PRIORITY["data"]
     conda:
         "../envs/polyvse.yaml"
     threads: 1
@@ -64,6 +66,7 @@ rule fasttext:
         "benchmarks/fasttext/{dataset}/{origin}/{lang}.tsv"
     wildcard_constraints:
         origin="human|augmented",
+    priority: PRIORITY["data"]
     conda:
         "../envs/polyvse.yaml"
     threads: config["fasttext"]["threads"]
@@ -96,6 +99,7 @@ if PCA_DIMS:
             "benchmarks/pca/{dataset}/{origin}_{lang}.tsv"
         wildcard_constraints:
             origin="human|augmented",
+        priority: PRIORITY["data"]
         conda:
             "../envs/polyvse.yaml"
         threads: 1

@@ -15,6 +15,7 @@ rule train:
         "benchmarks/train/{dataset}/{variant}.tsv"
     wildcard_constraints:
         variant=names_regex(singly_trained(word_variants(config))),
+    priority: PRIORITY["training"]
     conda:
         "../envs/polyvse.yaml"
     threads: config["resources"]["train"]["threads"]
@@ -45,6 +46,7 @@ rule train_seeds:
         "benchmarks/train_seeds/{dataset}/{variant}.tsv"
     wildcard_constraints:
         variant=names_regex(seed_trained(word_variants(config))),
+    priority: PRIORITY["long_training"]
     conda:
         "../envs/polyvse.yaml"
     threads: config["resources"]["train"]["threads"]

@@ -10,6 +10,7 @@ rule augment_captions:
         "logs/{dataset}/augment_captions.log",
     benchmark:
         "benchmarks/augment_captions/{dataset}.tsv"
+    priority: PRIORITY["data"]
     conda:
         "../envs/polyvse.yaml"
     threads: 1
