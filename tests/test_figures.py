@@ -84,3 +84,91 @@ def test_plots_write_pngs(tmp_path):
     for name in ("a.png", "b.png"):
         data = (tmp_path / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+# ----------------------------------------------------------------------------- labels
+
+
+def _labels_clear(monkeypatch):
+    """Wrap the figures' label placement: every placed label must be clear of the others and
+    inside its axes."""
+    import polyvse.report.figures as figures
+    from polyvse.report.labels import overlapping_labels, place_labels, text_box
+
+    checked = []
+
+    def checking(ax, points, texts, styles=None, radii=None, avoid=()):
+        labels = place_labels(ax, points, texts, styles, radii, avoid)
+        renderer = ax.figure.canvas.get_renderer()
+        frame = ax.get_window_extent(renderer)
+        assert overlapping_labels(ax, labels) == []
+        for label in labels:
+            box = text_box(label, renderer)
+            assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+        checked.append(len(labels))
+        return labels
+
+    monkeypatch.setattr(figures, "place_labels", checking)
+    return checked
+
+
+def test_crowded_labels_do_not_overlap(tmp_path, monkeypatch):
+    """Four series at ten languages within a few mR of each other, one of them a large marker (as
+    the default run's Figure 1(b)): their labels used to be drawn on top of each other."""
+    checked = _labels_clear(monkeypatch)
+    frame = pd.DataFrame(
+        {
+            "series": ["S-LIWE", "S-LIWE", "L-LIWE", "MULE", "MULE", "MULE", "SMALR"],
+            "label": [""] * 7,
+            "n_langs": [1, 10, 10, 1, 2, 10, 10],
+            "mR": [16.1, 2.9, 3.6, 52.0, 38.5, 4.1, 3.8],
+            "params_train": [413_088, 550_000, 1_130_000, 1_400_000, 2_400_000, 10_660_000, 1_180_000],
+            "variants": ["a"] * 7,
+        }
+    )
+    plot_languages(frame, "crowded", tmp_path / "f.png")
+    assert checked == [7] and (tmp_path / "f.png").stat().st_size > 0
+
+
+def test_vocabulary_reduction_labels_do_not_overlap(tmp_path, monkeypatch):
+    checked = _labels_clear(monkeypatch)
+    rows = [
+        ("Frequency thresholding", "100", 1.12e6, 4.41),
+        ("Frequency thresholding", "1000", 0.86e6, 4.31),
+        ("PCA", "10", 0.75e6, 4.50),
+        ("PCA", "25", 1.26e6, 4.85),
+        ("PCA", "50", 2.10e6, 6.28),
+        ("Dictionary mapping", "100", 2.03e6, 3.99),
+        ("Dictionary mapping", "1000", 1.80e6, 4.27),
+        ("MULE", "", 10.66e6, 4.10),
+        ("LA", "", 0.50e6, 3.37),
+        ("SMALR", "", 1.18e6, 3.82),
+        ("S-LIWE", "", 0.55e6, 2.87),
+        ("L-LIWE", "", 1.13e6, 3.62),
+    ]
+    frame = pd.DataFrame(
+        [
+            {"method": m, "setting": s, "dataset": "m30k", "params_train": p, "A": a, "n_langs": 10, "variant": "v"}
+            for m, s, p, a in rows
+        ]
+    )
+    plot_vocab_reduction(frame, ["m30k"], {"m30k": "Multi30K-like"}, "crowded", tmp_path / "f.png")
+    assert checked == [12]
+
+
+def test_overlapping_labels_finds_labels_drawn_on_each_other():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from polyvse.report.labels import overlapping_labels, place_labels
+
+    fig, ax = plt.subplots()
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 10)
+    same = [ax.annotate(t, (5, 5), textcoords="offset points", xytext=(4, 4)) for t in ("1.13M", "1.18M")]
+    assert overlapping_labels(ax, same) == [("1.13M", "1.18M")]
+    placed = place_labels(ax, [(5, 5), (5, 5.05), (5.05, 5)], ["1.13M", "1.18M", "0.55M"])
+    assert overlapping_labels(ax, placed) == []
+    plt.close(fig)

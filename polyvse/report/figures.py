@@ -16,10 +16,13 @@ The frames written beside the PNGs hold exactly the plotted numbers.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from polyvse.report.labels import place_labels
 
 MAX_AREA = 900.0  # points², the largest marker of a languages figure
 # the papers' colours where they name them (Fig. 1(b): L-LIWE orange, SMALR yellow; Fig. 3: SMALR green)
@@ -134,6 +137,9 @@ def plot_languages(frame: pd.DataFrame, caption: str, path: str | Path) -> None:
 
     fig, ax = plt.subplots(figsize=(6.4, 4.6))
     areas = point_areas(frame["params_train"])
+    points: list[tuple[float, float]] = []
+    texts: list[str] = []
+    radii: list[float] = []
     for i, (series, group) in enumerate(frame.groupby("series", sort=False)):
         colour = _colour(LANGUAGES_COLOURS, series, i)
         g = group.sort_values("n_langs")
@@ -150,21 +156,17 @@ def plot_languages(frame: pd.DataFrame, caption: str, path: str | Path) -> None:
             zorder=2,
             label=series,
         )
-        for _, r in g.iterrows():
-            ax.annotate(
-                f"{r['params_train'] / 1e6:.2f}M",
-                (r["n_langs"], r["mR"]),
-                textcoords="offset points",
-                xytext=(7, -11),
-                fontsize=7,
-                color="dimgray",
-            )
+        for i_row, r in g.iterrows():
+            points.append((r["n_langs"], r["mR"]))
+            texts.append(f"{r['params_train'] / 1e6:.2f}M")
+            radii.append(float(np.sqrt(areas[i_row])) / 2)  # a scatter marker's size is its area, points²
     ticks = sorted(frame["n_langs"].unique())
     ax.set_xscale("log")
     ax.set_xticks(ticks, [str(t) for t in ticks])
     ax.minorticks_off()
     pad = 0.15
-    ax.set_xlim(min(ticks) / (1 + pad) ** 2, max(ticks) * (1 + pad) ** 2)
+    # room on the right for the labels of the points at the most languages, which crowd together
+    ax.set_xlim(min(ticks) / (1 + pad) ** 2, max(ticks) * (1 + pad) ** 4)
     lo, hi = frame["mR"].min(), frame["mR"].max()
     ax.set_ylim(lo - 0.12 * (hi - lo + 1), hi + 0.12 * (hi - lo + 1))
     ax.set_xlabel("Number of training languages")
@@ -175,6 +177,7 @@ def plot_languages(frame: pd.DataFrame, caption: str, path: str | Path) -> None:
         handle.set_sizes([40])
     ax.grid(alpha=0.3)
     fig.tight_layout()
+    place_labels(ax, points, texts, [{"fontsize": 7, "color": "dimgray"}] * len(points), radii)
     with atomic_path(path, suffix=".png") as tmp:
         fig.savefig(tmp, dpi=150)
     plt.close(fig)
@@ -196,9 +199,11 @@ def plot_vocab_reduction(
     fig, axes = plt.subplots(1, len(datasets), figsize=(6.2 * len(datasets), 4.8), squeeze=False)
     markers = ["s", "D", "^", "v", "P", "X", "*", "h"]
     methods = list(dict.fromkeys(frame["method"]))
+    # per panel: (point, text, style, marker radius in points), placed once the layout is final
+    labels: dict[Any, list[tuple[tuple[float, float], str, dict[str, Any], float]]] = {ax: [] for ax in axes[0]}
     for ax, ds in zip(axes[0], datasets):
         sub = frame[frame["dataset"] == ds]
-        lone = joined = 0
+        lone = 0
         for i, method in enumerate(methods):
             g = sub[sub["method"] == method]
             if g.empty:
@@ -216,14 +221,8 @@ def plot_vocab_reduction(
                     markersize=5,
                     zorder=2,
                 )
-                # series take turns above-right, below-right, below-left of their points, so that
-                # labels of crossing series stay apart
-                offset = ((4, 4), (4, -11), (-26, -11))[joined % 3]
-                joined += 1
                 for xi, yi, text in zip(x, g["A"], g["setting"]):
-                    ax.annotate(
-                        str(text), (xi, yi), textcoords="offset points", xytext=offset, fontsize=8, color=colour
-                    )
+                    labels[ax].append(((xi, yi), str(text), {"fontsize": 8, "color": colour}, 2.5))
             else:
                 marker = markers[lone % len(markers)]
                 lone += 1
@@ -239,13 +238,8 @@ def plot_vocab_reduction(
                     zorder=3,
                 )
                 text = g["setting"].iloc[0] or method
-                ax.annotate(
-                    str(text),
-                    (x.iloc[0], g["A"].iloc[0]),
-                    textcoords="offset points",
-                    xytext=(5, -11),
-                    fontsize=8,
-                    fontweight="bold",
+                labels[ax].append(
+                    ((x.iloc[0], g["A"].iloc[0]), str(text), {"fontsize": 8, "fontweight": "bold"}, np.sqrt(70) / 2)
                 )
         ax.set_title(titles.get(ds, ds), fontsize=10)
         ax.set_xlabel("Trainable parameters (M)")
@@ -256,6 +250,9 @@ def plot_vocab_reduction(
     if caption:
         fig.suptitle(caption, fontsize=11)
     fig.tight_layout()
+    for ax, items in labels.items():
+        points, texts, styles, radii = zip(*items) if items else ((), (), (), ())
+        place_labels(ax, points, texts, styles, radii)
     with atomic_path(path, suffix=".png") as tmp:
         fig.savefig(tmp, dpi=150)
     plt.close(fig)
