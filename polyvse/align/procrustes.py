@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.linalg import orthogonal_procrustes
 
 from polyvse.errors import InputError
 
@@ -71,5 +72,8 @@ def procrustes(target: ArrayLike, source: ArrayLike) -> np.ndarray:
     (whichever the shape allows).
     """
     x, y = check_pairs(target, source, "procrustes")
+    if x.shape[1] == y.shape[1]:
+        return orthogonal_procrustes(x, y)[0].T  # W = argmin ||X W − Y||_F, W orthogonal
+    # scipy asks for one dimension; across two, W = U Vᵀ keeps orthonormal rows or columns
     u, _, vt = np.linalg.svd(x.T @ y, full_matrices=False)  # Xᵀ Y = U Σ Vᵀ
     return (u @ vt).T
