@@ -14,7 +14,6 @@ from polyvse.models.speech_encoders import (
     MaskedBatchNorm1d,
     SpeechEncoders,
     build_audio_encoder,
-    pack_rows,
     thesis_avg_pool_len,
 )
 
@@ -184,52 +183,3 @@ def test_gradients_flow_through_encoder():
     grads = [p.grad for p in enc.parameters() if p.requires_grad]
     assert all(g is not None and torch.isfinite(g).all() for g in grads)
     assert enc.cnn.input_conv.weight.grad.abs().sum() > 0
-
-
-# ----------------------------------------------------------------------------- packed batches
-
-
-def test_pack_rows_keeps_utterances_apart_and_on_the_stride_phase():
-    lengths = [678, 90, 400, 250, 310, 120, 600, 80, 350]
-    rows = pack_rows(lengths, align=16, gap=80)
-    assert rows.width == 688 and rows.n_rows < len(lengths)
-    placed: dict[int, list[tuple[int, int]]] = {}
-    for n, r, s in zip(lengths, rows.row.tolist(), rows.start.tolist()):
-        assert s % 16 == 0 and s + n <= rows.width
-        placed.setdefault(r, []).append((s, s + n))
-    for spans in placed.values():
-        spans.sort()
-        assert all(b[0] - a[1] >= 80 for a, b in zip(spans, spans[1:]))
-
-
-@pytest.mark.parametrize("pooling", ["avg", "mhsa", "transformer"])
-@pytest.mark.parametrize("training", [True, False])
-def test_a_packed_batch_gives_what_the_padded_batch_gives(pooling, training):
-    """Several utterances a row (PackedRows) is a way to compute, not a model change: outputs and
-    gradients equal the padded batch's up to the order of float sums."""
-    torch.manual_seed(0)
-    encoder = build_audio_encoder(pooling, widths=[8, 8, 16, 16, 16], ff_dim=32, heads=2, dropout=0.0)
-    encoder.train(training)
-    lengths = torch.tensor([300, 45, 120, 64, 200, 33, 90, 150])
-    assert pack_rows(lengths.tolist(), encoder.cnn.align, encoder.cnn.gap).n_rows < 8  # it does pack
-    feats, weights = torch.randn(8, 300, 40), torch.randn(8, 16)
-    results = {}
-    for pack in (True, False):
-        encoder.cnn.pack = pack
-        out = encoder(feats, lengths)
-        (out * weights).sum().backward()
-        results[pack] = (out.detach(), [p.grad.clone() for p in encoder.parameters()])
-        encoder.zero_grad()
-    (packed, packed_grads), (padded, padded_grads) = results[True], results[False]
-    torch.testing.assert_close(packed, padded, rtol=1e-4, atol=1e-5)
-    for a, b in zip(packed_grads, padded_grads):
-        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-5)
-
-
-def test_tagged_or_attending_trunks_are_not_packed():
-    """A sequence tag adds frames after each utterance and internal attention spans a row: both
-    keep one utterance a row."""
-    assert not build_audio_encoder("avg", widths=[8, 8, 16], lang_tag="sequence", n_langs=2).cnn.pack
-    assert not build_audio_encoder("avg", widths=[8, 8, 16], lang_tag="channel", n_langs=2).cnn.pack
-    assert not build_audio_encoder("avg", widths=[8, 8, 16], internal_attention=True, heads=2).cnn.pack
-    assert build_audio_encoder("avg", widths=[8, 8, 16]).cnn.pack

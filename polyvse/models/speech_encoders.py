@@ -19,10 +19,7 @@ Padding never leaks into an utterance's frames: every layer zeroes the frames
 past each utterance's length and batch norm takes its statistics over valid
 frames only (:class:`MaskedBatchNorm1d`), so a padded utterance gets exactly the
 frames it would get alone (in eval mode; in train mode the other utterances of
-the batch still shape the statistics, as with any batch norm). The same makes it
-possible to put several short utterances in one row of the batch, apart and on
-the strides' phase (:class:`PackedRows`): a quarter fewer frames to convolve on
-the default data, the same outputs up to the order of float sums.
+the batch still shape the statistics, as with any batch norm).
 
 Pooling (§2.4.3), ``(B, T', D), lengths -> (B, D)``:
 
@@ -83,82 +80,6 @@ def thesis_avg_pool_len(lengths: Tensor, max_sl: int, max_sl_out: int) -> Tensor
     """§2.4.3.1: ``⌊len / round(max_sl / max_sl_out)⌋``, kept within ``[1, max_sl_out]``."""
     ratio = max(1, round(max_sl / max_sl_out))
     return torch.div(lengths, ratio, rounding_mode="floor").clamp(min=1, max=max_sl_out)
-
-
-class PackedRows:
-    """Several utterances a row of a batch: utterance i in row ``row[i]`` from frame ``start[i]``.
-
-    A batch padded to its longest utterance spends a third of its convolutions on padding (the
-    default data: 42 %, ``bench/bench_speech_padding.py``). Packed, short utterances share a row,
-    each ``gap`` zero frames after the one before and starting at a multiple of the trunk's stride,
-    so that every layer sees each utterance exactly as alone: zeros around it (every layer zeroes
-    the frames outside the utterances, and the gap is wider than a kernel's reach at the coarsest
-    stage) and its frames on the same stride phase. Batch norm takes its statistics over the same
-    valid frames as padded: the outputs are the padded batch's up to the order of float sums.
-    """
-
-    def __init__(self, row: Tensor, start: Tensor, n_rows: int, width: int) -> None:
-        self.row, self.start, self.n_rows, self.width = row, start, n_rows, width
-
-    def strided(self, stride: int) -> "PackedRows":
-        """The layout after a convolution of ``stride`` (starts are multiples of every stride)."""
-        if stride == 1:
-            return self
-        return PackedRows(
-            self.row, torch.div(self.start, stride, rounding_mode="floor"), self.n_rows, -(-self.width // stride)
-        )
-
-    def mask(self, lengths: Tensor, width: int) -> Tensor:
-        """``(n_rows, width)`` bool, True on the utterances' valid frames (``lengths`` at this resolution)."""
-        t = torch.arange(width, device=lengths.device)
-        valid = (t >= self.start[:, None]) & (t < (self.start + lengths)[:, None])  # (B, width)
-        rows = torch.zeros(self.n_rows, width, device=lengths.device, dtype=torch.int32)
-        return rows.index_add_(0, self.row, valid.to(torch.int32)) > 0
-
-    def pack(self, feats: Tensor, lengths: Tensor) -> Tensor:
-        """``(B, T, C)`` padded utterances → ``(n_rows, width, C)``, zero outside the utterances."""
-        b, t, c = feats.shape
-        steps = torch.arange(t, device=feats.device)
-        valid = steps[None, :] < lengths[:, None]  # (B, T)
-        target = (self.row * self.width + self.start)[:, None] + steps[None, :]
-        packed = feats.new_zeros(self.n_rows * self.width, c)
-        packed = packed.index_copy(0, target[valid], feats.reshape(b * t, c)[valid.reshape(-1)])
-        return packed.view(self.n_rows, self.width, c)
-
-    def unpack(self, x: Tensor, lengths: Tensor, frames: int) -> Tensor:
-        """``(n_rows, width, C)`` → ``(B, frames, C)``: each utterance's ``lengths`` frames from its
-        place, zero after them (as a padded batch has them)."""
-        steps = torch.arange(frames, device=x.device)
-        valid = steps[None, :] < lengths[:, None]  # (B, frames)
-        source = torch.where(valid, (self.row * self.width + self.start)[:, None] + steps[None, :], 0)
-        flat = x.reshape(self.n_rows * self.width, x.shape[-1])
-        return flat[source] * valid.unsqueeze(-1).to(x.dtype)
-
-
-def pack_rows(lengths: Sequence[int], align: int, gap: int) -> PackedRows:
-    """First-fit decreasing: the longest utterance first, each into the first row it fits in.
-
-    A row is as wide as the longest utterance (rounded up to ``align``); an utterance starts at a
-    multiple of ``align`` and at least ``gap`` frames after the end of the one before it in its row.
-    """
-    if not lengths:
-        raise ValueError("cannot pack an empty batch")
-
-    def up(n: int) -> int:
-        return -(-int(n) // align) * align
-
-    width = up(max(lengths))
-    free: list[int] = []  # next free (aligned) frame of each row
-    row, start = [0] * len(lengths), [0] * len(lengths)
-    for i in sorted(range(len(lengths)), key=lambda i: -int(lengths[i])):
-        n = int(lengths[i])
-        r = next((r for r, f in enumerate(free) if f + n <= width), None)
-        if r is None:
-            r = len(free)
-            free.append(0)
-        row[i], start[i] = r, free[r]
-        free[r] = up(free[r] + n + gap)
-    return PackedRows(torch.tensor(row), torch.tensor(start), len(free), width)
 
 
 # ----------------------------------------------------------------------------- building blocks
@@ -237,20 +158,14 @@ class ResidualUnit(nn.Module):
     def output_lengths(self, lengths: Tensor) -> Tensor:
         return conv_output_lengths(lengths, self.kernel, self.stride, self.padding)
 
-    def forward(self, x: Tensor, lengths: Tensor, rows: "PackedRows | None" = None) -> tuple[Tensor, Tensor]:
-        """``rows``: where each utterance sits when ``x`` holds several a row (:func:`pack_rows`), at
-        this unit's input resolution; None: one utterance a row, from its first frame."""
+    def forward(self, x: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
         out_lengths = self.output_lengths(lengths)
         h = x
         mask: Tensor | None = None
         for i, (conv, norm) in enumerate(zip(self.convs, self.norms)):
             h = conv(h)
             if mask is None:
-                mask = (
-                    length_mask(out_lengths, h.shape[-1])
-                    if rows is None
-                    else rows.strided(self.stride).mask(out_lengths, h.shape[-1])
-                )
+                mask = length_mask(out_lengths, h.shape[-1])
             h = norm(h, mask)
             if i < len(self.convs) - 1:
                 h = F.relu(h)
@@ -474,11 +389,6 @@ class AudioCNN(nn.Module):
         if internal_attention and self.internal_attention is None:
             raise ValueError("internal_attention needs at least two residual stages")
         self.tag_frames = lang_dim if lang_tag == "sequence" else 0
-        # Several utterances a row (PackedRows) where every layer treats an utterance alone: not
-        # with language tags (a sequence tag adds frames after each) or attention inside the trunk.
-        self.pack = not tagged and self.internal_attention is None
-        self.align = math.prod(unit.stride for stage in self.stages for unit in stage)
-        self.gap = (kernel // 2 + 1) * self.align  # > a kernel's reach at the coarsest stage
 
     @property
     def out_dim(self) -> int:
@@ -501,10 +411,6 @@ class AudioCNN(nn.Module):
             )
         if self.lang_tag != "none" and lang is None:
             raise ValueError(f"lang_tag={self.lang_tag!r} needs the language ids `lang` (B,)")
-        if self.pack:
-            rows = pack_rows(lengths.tolist(), self.align, self.gap)
-            if rows.n_rows < feats.shape[0]:
-                return self._packed_forward(feats, lengths.to(feats.device).long(), rows)
         lengths = lengths.to(feats.device).long()
         x = feats.transpose(1, 2)  # (B, n_mels, T)
         mask = length_mask(lengths, x.shape[-1])
@@ -522,20 +428,6 @@ class AudioCNN(nn.Module):
             for unit in stage:
                 x, lengths = unit(x, lengths)
         return x.transpose(1, 2), lengths
-
-    def _packed_forward(self, feats: Tensor, lengths: Tensor, rows: PackedRows) -> tuple[Tensor, Tensor]:
-        """:meth:`forward` with several utterances a row; returns what the padded batch would:
-        ``(B, T', D)`` with ``T'`` the trunk's output of the padded length, zero past each utterance."""
-        rows = PackedRows(rows.row.to(feats.device), rows.start.to(feats.device), rows.n_rows, rows.width)
-        out_frames = int(self.output_lengths(torch.tensor([feats.shape[1]]))[0])
-        mask = rows.mask(lengths, rows.width)
-        x = rows.pack(feats, lengths).transpose(1, 2)  # (rows, n_mels, width), zero between utterances
-        x = F.relu(self.input_norm(self.input_conv(x), mask))
-        for stage in self.stages:
-            for unit in stage:
-                x, lengths = unit(x, lengths, rows)
-                rows = rows.strided(unit.stride)
-        return rows.unpack(x.transpose(1, 2), lengths, out_frames), lengths
 
     @staticmethod
     def _lang_tensor(lang: Tensor | int | None, like: Tensor) -> Tensor:
