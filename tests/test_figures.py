@@ -97,8 +97,8 @@ def _labels_clear(monkeypatch):
 
     checked = []
 
-    def checking(ax, points, texts, styles=None, radii=None, avoid=()):
-        labels = place_labels(ax, points, texts, styles, radii, avoid)
+    def checking(ax, points, texts, styles=None, radii=None):
+        labels = place_labels(ax, points, texts, styles, radii)
         renderer = ax.figure.canvas.get_renderer()
         frame = ax.get_window_extent(renderer)
         assert overlapping_labels(ax, labels) == []

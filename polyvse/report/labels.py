@@ -52,14 +52,12 @@ def place_labels(
     texts: Sequence[str],
     styles: Sequence[dict[str, Any]] | None = None,
     radii: Sequence[float] | None = None,
-    avoid: Sequence[tuple[tuple[float, float], float]] = (),
 ) -> list[Any]:
     """Annotate ``points`` (data coordinates) with ``texts``; returns the annotations.
 
     ``styles``: per label, keywords of ``ax.annotate`` (fontsize, color, fontweight). ``radii``: the
-    points' marker radii (points); a label starts beyond its marker and covers no marker. ``avoid``:
-    further markers (data coordinates, radius) that no label may cover. The axes' legend is avoided
-    too. A label placed well away from its marker gets a thin line to it.
+    points' marker radii (points); a label starts beyond its marker and covers no marker, nor the
+    axes' legend. A label placed well away from its marker gets a thin line to it.
     Where no place is clear, the label takes the one that overlaps least. Call after the layout
     and the axes' limits are final: the boxes are measured in display coordinates.
     """
@@ -79,8 +77,8 @@ def place_labels(
         h = radius * px_per_point
         return Bbox([[x - h, y - h], [x + h, y + h]])
 
-    blocked = [marker_box(p, r) for p, r in [*zip(points, radii), *avoid]]
-    centres = [tuple(ax.transData.transform(p)) for p in [*points, *(q for q, _ in avoid)]]
+    blocked = [marker_box(p, r) for p, r in zip(points, radii)]
+    centres = [tuple(ax.transData.transform(p)) for p in points]
     legend = ax.get_legend()
     if legend is not None:
         blocked.append(legend.get_window_extent(renderer))
