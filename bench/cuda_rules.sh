@@ -8,14 +8,17 @@
 set -u
 PY=${PY:-python3}
 TRAININGS=(train train_seeds mlmme_train_seeds)
-TARGETS=(results/m30k/models/{smalr_10,mule_10,liwe_s_10,embn_en,smalr_10_paper}/model.pt
-    results/m30k/mlmme/mlmme/b100/model.pt)
+# RULES_TARGETS: other targets; TRAIN_CORES=1: one training at a time (as on a cluster, one GPU a job)
+read -r -a TARGETS <<<"${RULES_TARGETS:-results/m30k/models/{smalr_10,mule_10,liwe_s_10,embn_en,smalr_10_paper}/model.pt \
+    results/m30k/mlmme/mlmme/b100/model.pt}"
+TARGETS=($(eval echo "${TARGETS[@]}"))
+TRAIN_CORES=${TRAIN_CORES:-$(nproc)}
 # no PuLP on the device machine (a 16 MB wheel): the greedy scheduler needs none
 SMK=($PY -m snakemake --cores all --scheduler greedy --keep-going)
 start=$(date +%s)
 timeout "${DATA_LIMIT:-200}" "${SMK[@]}" --omit-from "${TRAININGS[@]}" -- "${TARGETS[@]}"
 data=$(($(date +%s) - start))
-timeout "${TRAIN_LIMIT:-180}" "${SMK[@]}" -- "${TARGETS[@]}"
-echo "data stages ${data} s, trainings $(($(date +%s) - start - data)) s (wall, $(nproc) cores)"
+timeout "${TRAIN_LIMIT:-180}" "${SMK[@]}" --cores "$TRAIN_CORES" -- "${TARGETS[@]}"
+echo "data stages ${data} s, trainings $(($(date +%s) - start - data)) s (wall, $(nproc) cores, trainings on $TRAIN_CORES)"
 [[ -n "${OUT:-}" ]] && tar czf "$OUT/rules_jobs.tgz" logs benchmarks 2>/dev/null
 exec $PY bench/rules_on_device.py --cpu docs/default_run/benchmarks.tsv "${TRAININGS[@]}"

@@ -22,7 +22,8 @@ PROFILE_DEVICE = re.compile(r"Self CUDA time total: (?P<ms>[\d.]+)ms")
 SPEECH = re.compile(r"^(?P<size>default|thesis)\s+(?P<pooling>\w+)\s+(?P<batch>\d+)\s+(?P<s>[\d.]+)$", re.M)
 RULE = re.compile(r"^rule\t(?P<fields>.*)$", re.M)
 RULES_WALL = re.compile(
-    r"^data stages (?P<data>\d+) s, trainings (?P<train>\d+) s \(wall, (?P<cores>\d+) cores\)", re.M
+    r"^data stages (?P<data>\d+) s, trainings (?P<train>\d+) s \(wall, (?P<cores>\d+) cores(?:, trainings on (?P<train_cores>\d+))?\)",
+    re.M,
 )
 TESTS = re.compile(r"^(?:(?P<failed>\d+) failed, )?(?P<passed>\d+) passed", re.M)
 FAMILY = {"smalr": "SMALR", "embn": "EmbN"}
@@ -72,7 +73,10 @@ def _rule_rows(log: str) -> list[tuple[str, str]]:
     """The training jobs that bench/cuda_rules.sh ran through Snakemake, beside their CPU times."""
     wall = RULES_WALL.search(log)
     jobs = [_fields(m["fields"]) for m in RULE.finditer(log)]
-    side = f", {len(jobs)} training jobs side by side" + (f" on {wall['cores']} cores" if wall else "")
+    if wall and wall["train_cores"] == "1":
+        side = ", one training job at a time"
+    else:
+        side = f", {len(jobs)} training jobs side by side" + (f" on {wall['cores']} cores" if wall else "")
     rows = []
     for f in jobs:
         rule, job = f["job"].split(" ", 1)
