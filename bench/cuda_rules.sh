@@ -9,9 +9,9 @@ set -u
 PY=${PY:-python3}
 TRAININGS=(train train_seeds mlmme_train_seeds)
 # RULES_TARGETS: other targets; TRAIN_CORES=1: one training at a time (as on a cluster, one GPU a job)
-read -r -a TARGETS <<<"${RULES_TARGETS:-results/m30k/models/{smalr_10,mule_10,liwe_s_10,embn_en,smalr_10_paper}/model.pt \
-    results/m30k/mlmme/mlmme/b100/model.pt}"
-TARGETS=($(eval echo "${TARGETS[@]}"))
+DEFAULT_TARGETS='results/m30k/models/{smalr_10,mule_10,liwe_s_10,embn_en,smalr_10_paper}/model.pt
+    results/m30k/mlmme/mlmme/b100/model.pt'
+eval "TARGETS=(${RULES_TARGETS:-$DEFAULT_TARGETS})" # brace expansion of the patterns
 TRAIN_CORES=${TRAIN_CORES:-$(nproc)}
 # no PuLP on the device machine (a 16 MB wheel): the greedy scheduler needs none
 SMK=($PY -m snakemake --cores all --scheduler greedy --keep-going)
