@@ -68,3 +68,34 @@ def test_a_log_that_did_not_come_back_is_read_from_the_session_and_reruns_are_ke
     second = keep_run(out, tmp_path / "runs", "2026-01-02", "abc1234")
     assert second.name == "2026-01-02_abc1234_2" and (first / "session.txt").is_file()
     assert gpu_runs_block(tmp_path / "runs").count("| 2026-01-02 `abc1234` |") == 4
+
+
+RULES_LOG = """Building DAG of jobs...
+Command 'set -euo pipefail;  python3 .snakemake/scripts/tmp1.train.py' returned non-zero exit status 143.
+[Fri Nov 27 02:05:12 2026]
+Error in rule train_seeds:
+    message: None
+    jobid: 52
+    output: results/m30k/models/mule_10/model.pt
+    log: logs/m30k/train_seeds_mule_10.log (check log file(s) for error details)
+data stages 127 s, trainings 181 s (wall, 16 cores)
+rule\tjob=train m30k/embn_en\tseconds=28.8\tcpu_seconds=13.7\tdevice=cuda\tmR=57.28
+rule\tjob=mlmme_train_seeds m30k/mlmme_b100\tseconds=37.6\tcpu_seconds=\tdevice=cuda\tmR=
+"""
+
+
+def test_the_rules_step_gives_a_row_a_training_job_and_says_which_did_not_finish(tmp_path):
+    rows = step_results(session(tmp_path / "out", {"rules": (0, RULES_LOG)}))
+    assert rows[0] == (
+        "rule `train` m30k/embn_en through Snakemake (default config), 3 training jobs side by side on 16 cores, "
+        "on cuda",
+        "**28.8 s** (the default run on 2 cores, 1 thread a training: 13.7 s); test mR 57.28",
+    )
+    assert rows[1][1] == "**37.6 s**"  # a job the default run does not have, nor an evaluation
+    assert rows[2] == (
+        "rule `train_seeds` m30k/mule_10 through Snakemake (default config), 3 training jobs side by side on 16 cores",
+        "did not finish: stopped by the trainings' time limit",
+    )
+    one_at_a_time = RULES_LOG.replace("16 cores)", "16 cores, trainings on 1)")
+    rows = step_results(session(tmp_path / "out2", {"rules": (0, one_at_a_time)}))
+    assert all("one training job at a time" in what for what, _ in rows)

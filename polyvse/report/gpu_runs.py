@@ -25,6 +25,12 @@ RULES_WALL = re.compile(
     r"^data stages (?P<data>\d+) s, trainings (?P<train>\d+) s \(wall, (?P<cores>\d+) cores(?:, trainings on (?P<train_cores>\d+))?\)",
     re.M,
 )
+# a training job that Snakemake reports failed (143: stopped by the phase's time limit)
+RULE_FAILED = re.compile(
+    r"exit status (?P<rc>\d+)\.\n\[.*\]\nError in rule (?P<rule>\w+):\n(?:    .*\n)*?"
+    r"    log: logs/(?P<dataset>[^/\s]+)/(?P<file>\S+)\.log",
+    re.M,
+)
 TESTS = re.compile(r"^(?:(?P<failed>\d+) failed, )?(?P<passed>\d+) passed", re.M)
 FAMILY = {"smalr": "SMALR", "embn": "EmbN"}
 FULL_EPOCH = {"SMALR": 1612, "EmbN": 162}  # bench_scale_epoch.py's epochs: 1.45M and 145K sentences, 900 a batch
@@ -73,17 +79,29 @@ def _rule_rows(log: str) -> list[tuple[str, str]]:
     """The training jobs that bench/cuda_rules.sh ran through Snakemake, beside their CPU times."""
     wall = RULES_WALL.search(log)
     jobs = [_fields(m["fields"]) for m in RULE.finditer(log)]
+    failed = [
+        (f"{m['rule']} {m['dataset']}/{m['file'].removeprefix(m['rule'] + '_')}", int(m["rc"]))
+        for m in RULE_FAILED.finditer(log)
+    ]
+    n = len(jobs) + len(failed)
     if wall and wall["train_cores"] == "1":
         side = ", one training job at a time"
     else:
-        side = f", {len(jobs)} training jobs side by side" + (f" on {wall['cores']} cores" if wall else "")
+        side = f", {n} training jobs side by side" + (f" on {wall['cores']} cores" if wall else "")
     rows = []
     for f in jobs:
         rule, job = f["job"].split(" ", 1)
         what = f"rule `{rule}` {job} through Snakemake (default config){side}, on {f['device']}"
-        cpu = f" (the default run, 2 CPU cores: {f['cpu_seconds']} s)" if f.get("cpu_seconds") else ""
+        cpu = (
+            f" (the default run on 2 cores, 1 thread a training: {f['cpu_seconds']} s)" if f.get("cpu_seconds") else ""
+        )
         score = f"; test mR {f['mR']}" if f.get("mR") else ""
         rows.append((what, f"**{f['seconds']} s**{cpu}{score}"))
+    for job, rc in failed:
+        rule, job = job.split(" ", 1)
+        what = f"rule `{rule}` {job} through Snakemake (default config){side}"
+        why = "stopped by the trainings' time limit" if rc in (124, 143) else f"failed (exit status {rc})"
+        rows.append((what, f"did not finish: {why}"))
     return rows
 
 
