@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import resource
 import sys
 import time
 from collections.abc import Iterator
@@ -12,6 +13,23 @@ from pathlib import Path
 
 from polyvse.errors import InputError
 from polyvse.stopping import exit_on_sigterm
+
+
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) this process has used since it started, its threads' and its
+    waited-for children's (loader processes) included. A job's own measure: Snakemake's benchmark
+    ``cpu_time`` is its last sample of the job's processes, taken every 30 s after the first 30, so
+    a job loses what it used after that sample (up to 30 s; most of a 25 s job)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def peak_rss_mb() -> float:
+    """The largest resident set (MB) this process or any of its waited-for children has had: the
+    kernel's own high-water mark, where Snakemake's benchmark samples the job's memory at intervals."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, children) / 1024  # Linux reports KiB
 
 
 def startup_seconds() -> float:
@@ -39,7 +57,8 @@ def startup_seconds() -> float:
 @contextlib.contextmanager
 def job_log(path: str | Path, name: str) -> Iterator[logging.Logger]:
     """Send logging and stderr (tqdm progress, warnings) to ``path`` for the
-    duration of the block; log the job's wall time; re-raise any error after
+    duration of the block; log the job's start-up first, its wall time, the CPU time of its
+    process (:func:`cpu_seconds`, start-up included) and its peak memory (:func:`peak_rss_mb`) last; re-raise any error after
     writing its message to the log.
 
     Bad input (:class:`~polyvse.errors.InputError`: it names the file and line or
@@ -64,7 +83,8 @@ def job_log(path: str | Path, name: str) -> Iterator[logging.Logger]:
     t0 = time.perf_counter()
     try:
         yield logger
-        logger.info("done in %.1f s", time.perf_counter() - t0)
+        wall = time.perf_counter() - t0
+        logger.info("done in %.1f s, CPU %.1f s, peak RSS %.0f MB", wall, cpu_seconds(), peak_rss_mb())
     except InputError as exc:
         logger.error("failed after %.1f s: %s", time.perf_counter() - t0, exc)
         print(f"polyvse: {exc}", file=old_stderr)

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from polyvse.errors import InputError
-from polyvse.report.benchmarks import benchmark_summary, gather_benchmarks, read_benchmark, startup_by_rule
+from polyvse.report.benchmarks import (
+    benchmark_summary,
+    cpu_by_rule,
+    gather_benchmarks,
+    peak_rss_by_rule,
+    read_benchmark,
+    startup_by_rule,
+)
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 
@@ -73,3 +80,28 @@ def test_start_up_is_summed_per_rule_from_the_job_logs(tmp_path):
     summary = benchmark_summary(gather_benchmarks(bench), startup).set_index("rule")
     assert summary["startup_seconds"].to_dict() == {"train": 4.0, "pca": 0.0}
     assert "startup_seconds" in benchmark_summary(gather_benchmarks(bench)).columns  # 0 without logs
+
+
+def test_cpu_and_peak_memory_come_from_the_job_logs_where_they_hold_them(tmp_path):
+    logs = tmp_path / "logs"
+    (logs / "m30k").mkdir(parents=True)
+    (logs / "m30k" / "train_a.log").write_text(
+        "10:00:00 INFO polyvse.train: start-up 1.50 s\n10:00:09 INFO polyvse.train: done in 8.0 s, CPU 9.5 s, peak RSS 700 MB\n"
+        # a re-run appends to its log: its own figures count, not both
+        "10:05:00 INFO polyvse.train: start-up 1.75 s\n10:05:09 INFO polyvse.train: done in 8.0 s, CPU 9.0 s, peak RSS 650 MB\n"
+    )
+    (logs / "m30k" / "train_b.log").write_text(
+        "10:00:09 INFO polyvse.train: done in 27.0 s, CPU 28.5 s, peak RSS 400 MB\n"
+    )
+    (logs / "m30k" / "pca_en.log").write_text("10:00:00 INFO polyvse.pca: done in 1.0 s\n")  # an older log: no CPU
+    assert cpu_by_rule(logs).to_dict() == {"train": 37.5}
+    assert peak_rss_by_rule(logs).to_dict() == {"train": 650.0}
+
+    bench = tmp_path / "benchmarks"
+    write(bench / "train" / "m30k" / "a.tsv", 10.0, 300.0, 9.0)  # Snakemake's samples: 1 s of b's CPU missed
+    write(bench / "train" / "m30k" / "b.tsv", 30.0, 200.0, 15.0)
+    write(bench / "pca" / "m30k" / "en.tsv", 1.0, 100.0, 1.0)
+    summary = benchmark_summary(gather_benchmarks(bench), cpu=cpu_by_rule(logs), peak_rss=peak_rss_by_rule(logs))
+    summary = summary.set_index("rule")
+    assert summary["cpu_seconds"].to_dict() == {"train": 37.5, "pca": 1.0}  # pca: Snakemake's, its log has none
+    assert summary["max_rss_mb"].to_dict() == {"train": 650.0, "pca": 100.0}

@@ -50,3 +50,30 @@ def test_the_start_up_is_measured_to_the_hundredth_not_to_the_second(tmp_path):
         elapsed = time.perf_counter() - t0
         assert done.returncode == 0, done.stderr
         assert 0.0 < float(done.stdout) <= elapsed + 0.02
+
+
+def test_the_last_line_says_the_jobs_cpu_time_and_peak_memory_as_it_measured_them(tmp_path):
+    """A job that spins the CPU for 0.6 s and holds 200 MB says so, its start-up's CPU included; a
+    job that sleeps uses next to no CPU (Snakemake's 30-second samples miss a short job's CPU)."""
+    work = (
+        "import time; t = time.process_time()\n"
+        "while time.process_time() - t < {spin}: pass\n"
+        "held = bytearray({mb} * 2**20); held[::4096] = b'x' * len(held[::4096]); time.sleep({sleep})"
+    )
+    for name, spin, mb, sleep in (("busy", 0.6, 200, 0.0), ("idle", 0.0, 0, 0.6)):
+        log = tmp_path / f"{name}.log"
+        code = SCRIPT.format(log=str(log), error="SystemExit(0)").replace(
+            "    raise SystemExit(0)",
+            "\n".join("    " + line for line in work.format(spin=spin, mb=mb, sleep=sleep).split("\n")),
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        m = re.search(
+            r"INFO polyvse.demo: done in ([0-9.]+) s, CPU ([0-9.]+) s, peak RSS (\d+) MB$", log.read_text(), re.M
+        )
+        assert m, log.read_text()
+        wall, cpu, rss = float(m[1]), float(m[2]), int(m[3])
+        if name == "busy":
+            assert cpu >= 0.6 and rss >= 200
+        else:
+            assert wall >= 0.6 and cpu < 0.5 and rss < 200

@@ -9,7 +9,11 @@ hash them (:data:`polyvse.report.provenance.SKIPPED_FILES`).
 
 A job's start-up (interpreter, Snakemake's script preamble, imports: what it pays before its
 work) is in its log, written by :func:`polyvse.logs.job_log`; :func:`startup_by_rule` sums it
-per rule, so the summary says how much of a rule's time is start-up.
+per rule, so the summary says how much of a rule's time is start-up. The log's last line holds the
+job's CPU time and peak memory as the job measured them (:func:`cpu_by_rule`,
+:func:`peak_rss_by_rule`), which the summary prefers to Snakemake's ``cpu_time`` and ``max_rss``:
+those are samples of the job's processes, taken every 30 s after the first 30, and miss what a job
+used after its last one.
 """
 
 from __future__ import annotations
@@ -70,28 +74,58 @@ def gather_benchmarks(root: Path) -> pd.DataFrame:
 
 # job_log's first line: "HH:MM:SS INFO polyvse.{name}: start-up 1.23 s"; {name} is the rule's name
 _STARTUP = re.compile(r" INFO polyvse\.(\w+): start-up (\d+(?:\.\d+)?) s$")
+# and its last: "HH:MM:SS INFO polyvse.{name}: done in 8.0 s, CPU 7.9 s, peak RSS 512 MB"
+_CPU = re.compile(r" INFO polyvse\.(\w+): done in \d+(?:\.\d+)? s, CPU (\d+(?:\.\d+)?) s, peak RSS \d+ MB$")
+_RSS = re.compile(r" INFO polyvse\.(\w+): done in \d+(?:\.\d+)? s, CPU \d+(?:\.\d+)? s, peak RSS (\d+) MB$")
 
 
-def startup_by_rule(log_root: Path) -> pd.Series:
-    """Seconds of start-up per rule, summed over the job logs under ``log_root``: each log's last
-    start-up line (a job that was re-run appends to its log). Logs without one (rules whose script
-    does not log through job_log) count nothing."""
-    totals: dict[str, float] = {}
+def _by_rule(log_root: Path, pattern: re.Pattern, name: str, combine=sum) -> pd.Series:
+    """Per rule, the ``combine`` (sum, max) over the job logs under ``log_root`` of each log's last
+    line that ``pattern`` matches (groups: rule, number): a job that was re-run appends to its log,
+    and its last run counts. Logs without such a line (scripts that do not log through job_log)
+    count nothing."""
+    values: dict[str, list[float]] = {}
     for path in sorted(Path(log_root).rglob("*.log")):
         last = None
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            match = _STARTUP.search(line)
+            match = pattern.search(line)
             if match:
                 last = match
         if last is not None:
-            totals[last.group(1)] = totals.get(last.group(1), 0.0) + float(last.group(2))
-    return pd.Series(totals, name="startup_seconds", dtype=float)
+            values.setdefault(last.group(1), []).append(float(last.group(2)))
+    return pd.Series({rule: combine(v) for rule, v in values.items()}, name=name, dtype=float)
 
 
-def benchmark_summary(jobs: pd.DataFrame, startup: pd.Series | None = None) -> pd.DataFrame:
+def startup_by_rule(log_root: Path) -> pd.Series:
+    """Seconds of start-up per rule, summed over the job logs under ``log_root``."""
+    return _by_rule(log_root, _STARTUP, "startup_seconds")
+
+
+def cpu_by_rule(log_root: Path) -> pd.Series:
+    """CPU seconds per rule as the jobs measured them (:func:`polyvse.logs.cpu_seconds`), summed
+    over the job logs under ``log_root``."""
+    return _by_rule(log_root, _CPU, "cpu_seconds")
+
+
+def peak_rss_by_rule(log_root: Path) -> pd.Series:
+    """The largest peak RSS (MB) of any job of a rule, as the jobs measured it
+    (:func:`polyvse.logs.peak_rss_mb`)."""
+    return _by_rule(log_root, _RSS, "max_rss_mb", combine=max)
+
+
+def benchmark_summary(
+    jobs: pd.DataFrame,
+    startup: pd.Series | None = None,
+    cpu: pd.Series | None = None,
+    peak_rss: pd.Series | None = None,
+) -> pd.DataFrame:
     """Per rule, most time first: jobs, total wall seconds and its share of all jobs' (percent),
     median and longest job, peak RSS (MB) of any job, total CPU seconds, and the start-up seconds
-    of its jobs (``startup``, from :func:`startup_by_rule`; 0 where a rule's logs have none)."""
+    of its jobs (``startup``, from :func:`startup_by_rule`; 0 where a rule's logs have none).
+
+    The CPU seconds and the peak RSS are the jobs' own measures where their logs hold them (``cpu``
+    from :func:`cpu_by_rule`, ``peak_rss`` from :func:`peak_rss_by_rule`), else what Snakemake's
+    samples in ``jobs`` say (which miss what a job used after its last sample)."""
     if jobs.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     g = jobs.groupby("rule")
@@ -108,6 +142,10 @@ def benchmark_summary(jobs: pd.DataFrame, startup: pd.Series | None = None) -> p
     out["share"] = 100.0 * out["seconds"] / max(float(out["seconds"].sum()), 1e-9)
     known = startup if startup is not None else pd.Series(dtype=float)
     out["startup_seconds"] = out["rule"].map(known).fillna(0.0)
+    if cpu is not None:
+        out["cpu_seconds"] = out["rule"].map(cpu).fillna(out["cpu_seconds"])
+    if peak_rss is not None:
+        out["max_rss_mb"] = out["rule"].map(peak_rss).fillna(out["max_rss_mb"])
     out = out.sort_values(["seconds", "rule"], ascending=[False, True]).reset_index(drop=True)
     return out[SUMMARY_COLUMNS].round(
         {

@@ -41,7 +41,13 @@ import numpy as np
 import pandas as pd
 
 from polyvse.io import temporary_sibling
-from polyvse.report.benchmarks import benchmark_summary, gather_benchmarks, startup_by_rule
+from polyvse.report.benchmarks import (
+    benchmark_summary,
+    cpu_by_rule,
+    gather_benchmarks,
+    peak_rss_by_rule,
+    startup_by_rule,
+)
 from polyvse.report.gpu_runs import GpuRunError, gpu_runs_block, keep_run
 
 
@@ -164,11 +170,12 @@ def benchmarks_summary(snapshot: Path) -> str:
     by_rule = pd.read_csv(io.StringIO(_read(snapshot, "benchmarks_by_rule.tsv")), sep="\t")
     total, cpu, startup = by_rule["seconds"].sum(), by_rule["cpu_seconds"].sum(), by_rule["startup_seconds"].sum()
     lines = [
-        f"{int(by_rule['jobs'].sum())} jobs, {total / 60:.1f} minutes of job wall time and {cpu / 60:.1f} of "
-        "CPU time (the Snakemake `benchmark:` files of the jobs that wrote one, gathered by "
-        f"the `benchmarks` rule into `results/benchmarks.tsv`); {startup / 60:.1f} minutes of it, "
-        f"{100 * startup / total:.1f} %, the jobs' start-up (interpreter, Snakemake's script preamble, imports: "
-        "each job log's first line):",
+        f"{int(by_rule['jobs'].sum())} jobs, {total / 60:.1f} minutes of job wall time (the Snakemake "
+        "`benchmark:` files of the jobs that wrote one, gathered by the `benchmarks` rule into "
+        f"`results/benchmarks.tsv`) and {cpu / 60:.1f} of CPU time (each job's own measure, its log's last line, "
+        "as its peak RSS: Snakemake samples both every 30 s and misses the end of a job); "
+        f"{startup / 60:.1f} minutes of the wall time, {100 * startup / total:.1f} %, the jobs' start-up "
+        "(interpreter, Snakemake's script preamble, imports: each job log's first line):",
         "",
         *rule_table(by_rule),
     ]
@@ -310,13 +317,15 @@ def take_scale_snapshot(workdir: Path, snapshot: Path) -> list[str]:
     runs = workdir / "logs" / "runs.tsv"
     if not runs.is_file():
         raise ReadmeError(f"{runs}: no finished run recorded")
-    jobs = gather_benchmarks(workdir / "benchmarks")
+    jobs, logs = gather_benchmarks(workdir / "benchmarks"), workdir / "logs"
     if jobs.empty:
         raise ReadmeError(f"{workdir / 'benchmarks'}: no benchmark files")
     tables = {
         RUN_FILE: pd.read_csv(runs, sep="\t"),
         "benchmarks.tsv": jobs,
-        "benchmarks_by_rule.tsv": benchmark_summary(jobs, startup_by_rule(workdir / "logs")),
+        "benchmarks_by_rule.tsv": benchmark_summary(
+            jobs, startup_by_rule(logs), cpu_by_rule(logs), peak_rss_by_rule(logs)
+        ),
     }
     results = workdir / "results"
     copies = {f"{p.parts[-3]}.{p.name}": p for p in results.glob("*/pretrain/*_usage.tsv")}
