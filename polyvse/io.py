@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import errno
 import ctypes
 import glob
 import json
@@ -107,6 +108,9 @@ def temporary_sibling(path: str | Path, suffix: str, directory: bool = False) ->
     return Path(tmp)
 
 
+FULL_DISK_BYTES = 256 * 2**20  # a write that fails with less free than this is blamed on the disk
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` on success.
@@ -121,6 +125,15 @@ def atomic_path(path: str | Path, suffix: str | None = None) -> Iterator[Path]:
     try:
         yield tmp_path
         os.replace(tmp_path, path)
+    except Exception as err:
+        # a full disk surfaces as whatever the writer says (torch: "unexpected pos 14895808 vs
+        # 14895696"): say what it is while the partial file still holds the space it took
+        free = shutil.disk_usage(path.parent).free
+        if free < FULL_DISK_BYTES:
+            raise OSError(
+                errno.ENOSPC, f"{path}: not written, its disk is full ({free / 2**20:.0f} MB free): {err}"
+            ) from err
+        raise
     finally:
         if tmp_path.exists():
             tmp_path.unlink()

@@ -148,3 +148,24 @@ def test_release_freed_memory_runs_after_frames_are_dropped():
     frame = pd.DataFrame({"text": pd.array(["a caption"] * 1000, dtype="string[pyarrow]")})
     del frame
     release_freed_memory()  # no error, whatever the pools held
+
+
+def test_a_write_that_fails_on_a_full_disk_says_so_and_leaves_nothing(tmp_path, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    from polyvse import io
+
+    usage = namedtuple("usage", "total used free")
+    target = tmp_path / "model.pt"
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage(10**12, 10**12 - 14 * 2**20, 14 * 2**20))
+    with pytest.raises(OSError, match=r"model.pt: not written, its disk is full \(14 MB free\): .*unexpected pos"):
+        with io.atomic_path(target) as tmp:
+            tmp.write_bytes(b"partial")
+            raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 14895808 vs 14895696")
+    assert list(tmp_path.iterdir()) == []
+    # with room on the disk, the writer's own error is the one raised
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage(10**12, 0, 10**12))
+    with pytest.raises(RuntimeError, match="unexpected pos"):
+        with io.atomic_path(target):
+            raise RuntimeError("unexpected pos")
