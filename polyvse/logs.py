@@ -57,9 +57,9 @@ def startup_seconds() -> float:
 @contextlib.contextmanager
 def job_log(path: str | Path, name: str) -> Iterator[logging.Logger]:
     """Send logging and stderr (tqdm progress, warnings) to ``path`` for the
-    duration of the block; log the job's start-up first, its wall time, the CPU time of its
-    process (:func:`cpu_seconds`, start-up included) and its peak memory (:func:`peak_rss_mb`) last; re-raise any error after
-    writing its message to the log.
+    duration of the block; log the job's start-up first, and last its wall time, the CPU
+    time of its process (:func:`cpu_seconds`, start-up included) and its peak memory
+    (:func:`peak_rss_mb`); re-raise any error after writing its message to the log.
 
     Bad input (:class:`~polyvse.errors.InputError`: it names the file and line or
     the key) ends the job with its one-line message on stderr and exit status 1,

@@ -19,6 +19,7 @@ used after its last one.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -79,7 +80,9 @@ _CPU = re.compile(r" INFO polyvse\.(\w+): done in \d+(?:\.\d+)? s, CPU (\d+(?:\.
 _RSS = re.compile(r" INFO polyvse\.(\w+): done in \d+(?:\.\d+)? s, CPU \d+(?:\.\d+)? s, peak RSS (\d+) MB$")
 
 
-def _by_rule(log_root: Path, pattern: re.Pattern, name: str, combine=sum) -> pd.Series:
+def _by_rule(
+    log_root: Path, pattern: re.Pattern, name: str, combine: Callable[[list[float]], float] = sum
+) -> pd.Series:
     """Per rule, the ``combine`` (sum, max) over the job logs under ``log_root`` of each log's last
     line that ``pattern`` matches (groups: rule, number): a job that was re-run appends to its log,
     and its last run counts. Logs without such a line (scripts that do not log through job_log)
