@@ -86,15 +86,19 @@ def test_cpu_and_peak_memory_come_from_the_job_logs_where_they_hold_them(tmp_pat
     logs = tmp_path / "logs"
     (logs / "m30k").mkdir(parents=True)
     (logs / "m30k" / "train_a.log").write_text(
-        "10:00:00 INFO polyvse.train: start-up 1.50 s\n10:00:09 INFO polyvse.train: done in 8.0 s, CPU 9.5 s, peak RSS 700 MB\n"
+        "10:00:00 INFO polyvse.train: start-up 1.50 s\n10:00:09 INFO polyvse.train: done in 8.0 s, CPU 9.5 s, peak memory 700 MB\n"
         # a re-run appends to its log: its own figures count, not both
-        "10:05:00 INFO polyvse.train: start-up 1.75 s\n10:05:09 INFO polyvse.train: done in 8.0 s, CPU 9.0 s, peak RSS 650 MB\n"
+        "10:05:00 INFO polyvse.train: start-up 1.75 s\n10:05:09 INFO polyvse.train: done in 8.0 s, CPU 9.0 s, peak memory 650 MB\n"
     )
     (logs / "m30k" / "train_b.log").write_text(
-        "10:00:09 INFO polyvse.train: done in 27.0 s, CPU 28.5 s, peak RSS 400 MB\n"
+        "10:00:09 INFO polyvse.train: done in 27.0 s, CPU 28.5 s, peak memory 40 MB\n"
+    )
+    # 1df932c's logs: their CPU is read, their "peak RSS" (getrusage's, carried across exec) is not
+    (logs / "m30k" / "evaluate_a.log").write_text(
+        "10:00:09 INFO polyvse.evaluate: done in 2.0 s, CPU 2.5 s, peak RSS 900 MB\n"
     )
     (logs / "m30k" / "pca_en.log").write_text("10:00:00 INFO polyvse.pca: done in 1.0 s\n")  # an older log: no CPU
-    assert cpu_by_rule(logs).to_dict() == {"train": 37.5}
+    assert cpu_by_rule(logs).to_dict() == {"evaluate": 2.5, "train": 37.5}
     assert peak_rss_by_rule(logs).to_dict() == {"train": 650.0}
 
     bench = tmp_path / "benchmarks"
@@ -104,4 +108,8 @@ def test_cpu_and_peak_memory_come_from_the_job_logs_where_they_hold_them(tmp_pat
     summary = benchmark_summary(gather_benchmarks(bench), cpu=cpu_by_rule(logs), peak_rss=peak_rss_by_rule(logs))
     summary = summary.set_index("rule")
     assert summary["cpu_seconds"].to_dict() == {"train": 37.5, "pca": 1.0}  # pca: Snakemake's, its log has none
+    # the larger of a job's own peak and Snakemake's sample of its process tree
     assert summary["max_rss_mb"].to_dict() == {"train": 650.0, "pca": 100.0}
+    write(bench / "train" / "m30k" / "b.tsv", 30.0, 800.0, 15.0)
+    summary = benchmark_summary(gather_benchmarks(bench), peak_rss=peak_rss_by_rule(logs)).set_index("rule")
+    assert summary["max_rss_mb"].to_dict() == {"train": 800.0, "pca": 100.0}

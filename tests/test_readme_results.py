@@ -147,9 +147,10 @@ def test_timings_are_not_compared_and_are_summarised_per_rule(tmp_path):
         ).to_csv(d / "benchmarks_by_rule.tsv", sep="\t", index=False)
     assert differing_files(results, snapshot) == []  # another machine's minute is not another result
     text = benchmarks_summary(snapshot)
-    assert text.startswith("2 jobs, 0.2 minutes of job wall time and 0.1 of CPU time")
+    assert text.startswith("2 jobs, 0.2 minutes of job wall time (")
+    assert "and 0.1 of CPU time (each job's own measure" in text
     assert "| `train` | 2 | 12 | 100.0 | 5.0 | 6.0 | 300 | 9 | 3 |" in text
-    assert "0.1 minutes of it, 24.0 %, the jobs' start-up" in text
+    assert "0.1 minutes of the wall time, 24.0 %, the jobs' start-up" in text
 
 
 def test_numbers_equal_to_the_last_digits_are_the_same_table(tmp_path):

@@ -10,10 +10,10 @@ hash them (:data:`polyvse.report.provenance.SKIPPED_FILES`).
 A job's start-up (interpreter, Snakemake's script preamble, imports: what it pays before its
 work) is in its log, written by :func:`polyvse.logs.job_log`; :func:`startup_by_rule` sums it
 per rule, so the summary says how much of a rule's time is start-up. The log's last line holds the
-job's CPU time and peak memory as the job measured them (:func:`cpu_by_rule`,
-:func:`peak_rss_by_rule`), which the summary prefers to Snakemake's ``cpu_time`` and ``max_rss``:
-those are samples of the job's processes, taken every 30 s after the first 30, and miss what a job
-used after its last one.
+job's CPU time and its main process's peak memory as the job measured them (:func:`cpu_by_rule`,
+:func:`peak_rss_by_rule`): Snakemake's ``cpu_time`` and ``max_rss`` are samples of the job's
+processes, taken every 30 s after the first 30, and miss what a job used after its last one. The
+summary takes the jobs' CPU time, and the larger of the two peaks.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from polyvse.errors import InputError
@@ -75,9 +76,10 @@ def gather_benchmarks(root: Path) -> pd.DataFrame:
 
 # job_log's first line: "HH:MM:SS INFO polyvse.{name}: start-up 1.23 s"; {name} is the rule's name
 _STARTUP = re.compile(r" INFO polyvse\.(\w+): start-up (\d+(?:\.\d+)?) s$")
-# and its last: "HH:MM:SS INFO polyvse.{name}: done in 8.0 s, CPU 7.9 s, peak RSS 512 MB"
-_CPU = re.compile(r" INFO polyvse\.(\w+): done in \d+(?:\.\d+)? s, CPU (\d+(?:\.\d+)?) s, peak RSS \d+ MB$")
-_RSS = re.compile(r" INFO polyvse\.(\w+): done in \d+(?:\.\d+)? s, CPU \d+(?:\.\d+)? s, peak RSS (\d+) MB$")
+# and its last: "HH:MM:SS INFO polyvse.{name}: done in 8.0 s, CPU 7.9 s, peak memory 512 MB" (the logs of
+# 1df932c's run say "peak RSS": getrusage's, which Linux carries across exec; not read)
+_CPU = re.compile(r" INFO polyvse\.(\w+): done in \d+(?:\.\d+)? s, CPU (\d+(?:\.\d+)?) s, peak (?:RSS|memory) \d+ MB$")
+_RSS = re.compile(r" INFO polyvse\.(\w+): done in \d+(?:\.\d+)? s, CPU \d+(?:\.\d+)? s, peak memory (\d+) MB$")
 
 
 def _by_rule(
@@ -126,9 +128,11 @@ def benchmark_summary(
     median and longest job, peak RSS (MB) of any job, total CPU seconds, and the start-up seconds
     of its jobs (``startup``, from :func:`startup_by_rule`; 0 where a rule's logs have none).
 
-    The CPU seconds and the peak RSS are the jobs' own measures where their logs hold them (``cpu``
-    from :func:`cpu_by_rule`, ``peak_rss`` from :func:`peak_rss_by_rule`), else what Snakemake's
-    samples in ``jobs`` say (which miss what a job used after its last sample)."""
+    The CPU seconds are the jobs' own measure where their logs hold it (``cpu``, from
+    :func:`cpu_by_rule`), else the sum of Snakemake's samples in ``jobs`` (which miss what a job used
+    after its last sample). The peak RSS is the larger of Snakemake's samples (the sum over a job's
+    processes, every 30 s) and the jobs' own high-water marks (``peak_rss``, from
+    :func:`peak_rss_by_rule`: the main process's, between the samples)."""
     if jobs.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     g = jobs.groupby("rule")
@@ -147,8 +151,8 @@ def benchmark_summary(
     out["startup_seconds"] = out["rule"].map(known).fillna(0.0)
     if cpu is not None:
         out["cpu_seconds"] = out["rule"].map(cpu).fillna(out["cpu_seconds"])
-    if peak_rss is not None:
-        out["max_rss_mb"] = out["rule"].map(peak_rss).fillna(out["max_rss_mb"])
+    if peak_rss is not None:  # a process's own peak, Snakemake's the sum over the job's processes
+        out["max_rss_mb"] = np.maximum(out["max_rss_mb"], out["rule"].map(peak_rss).fillna(0.0))
     out = out.sort_values(["seconds", "rule"], ascending=[False, True]).reset_index(drop=True)
     return out[SUMMARY_COLUMNS].round(
         {
