@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import errno
 import ctypes
+import errno
 import glob
 import json
 import os

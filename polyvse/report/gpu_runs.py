@@ -57,18 +57,17 @@ def step_results(run: Path) -> list[tuple[str, str]]:
     for m in STEP_STATUS.finditer(session):
         step, rc, limit = m["step"], int(m["rc"]), m["limit"]
         log_path = run / f"{step}.log"
+        # the device machine returns 8 files a call: a step's log may stay behind, its result
+        # lines (the script's grep of the log) are in session.txt
         log = log_path.read_text(encoding="utf-8") if log_path.is_file() else m["summary"]
         if RULE.search(log):  # bench/cuda_rules.sh: a row a training job
             rows.extend(_rule_rows(log))
             continue
-        if log_path.is_file():
-            rows.append(_describe(step, rc, limit, log_path.read_text(encoding="utf-8"), run))
-            continue
-        # the device machine returns 8 files a call: a step's log may stay behind, its result
-        # lines (the script's grep of the log) are in session.txt
         try:
-            rows.append(_describe(step, rc, limit, m["summary"], run))
+            rows.append(_describe(step, rc, limit, log, run))
         except GpuRunError:
+            if log_path.is_file():
+                raise
             raise GpuRunError(f"{run}: session.txt names step {step} but {log_path.name} is not there") from None
     if not rows:
         raise GpuRunError(f"{run}/session.txt: no step ran")
