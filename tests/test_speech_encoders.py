@@ -14,6 +14,8 @@ from polyvse.models.speech_encoders import (
     MaskedBatchNorm1d,
     SpeechEncoders,
     build_audio_encoder,
+    frame_conv,
+    frames_major,
     thesis_avg_pool_len,
 )
 
@@ -107,6 +109,40 @@ def test_masked_batch_norm_matches_batch_norm_on_full_mask():
     valid = out[:, :, :4]
     assert valid.mean(dim=(0, 2)).abs().max() < 1e-5
     assert torch.allclose(valid.var(dim=(0, 2), unbiased=False), torch.ones(3), atol=1e-3)
+
+
+@pytest.mark.parametrize("kernel, stride", [(9, 1), (9, 2), (1, 1), (1, 2), (3, 2)])
+@pytest.mark.parametrize("layout", ["contiguous", "frames_major"])
+def test_frame_conv_is_the_1d_convolution(kernel: int, stride: int, layout: str):
+    torch.manual_seed(0)
+    conv = torch.nn.Conv1d(5, 7, kernel, stride=stride, padding=kernel // 2, bias=False)
+    x = torch.randn(3, 5, 23)
+    if layout == "frames_major":
+        x = x.transpose(1, 2).contiguous().transpose(1, 2)
+    out = frame_conv(conv, x)
+    assert out.shape == conv(x).shape
+    assert torch.allclose(out, conv(x), atol=1e-5)
+    assert out.stride(1) == 1  # frames-major out: the next convolution reads it without a reorder
+    assert frames_major(out) is out
+
+
+def test_masked_batch_norm_gradient_is_that_of_its_forward():
+    # the backward is written out (_MaskedNorm): check it against finite differences, padded frames included
+    torch.manual_seed(0)
+    mask = torch.ones(3, 7, dtype=torch.bool)
+    mask[0, 5:] = False
+    mask[2, 2:] = False
+    for affine in (True, False):
+        norm = MaskedBatchNorm1d(4, affine=affine).double()
+        if affine:
+            torch.nn.init.normal_(norm.weight)
+            torch.nn.init.normal_(norm.bias)
+        x = torch.randn(3, 4, 7, dtype=torch.float64, requires_grad=True)
+        params = [x] + list(norm.parameters())
+        assert torch.autograd.gradcheck(lambda x, *p: norm(x, mask), params)
+        out = norm(x, mask)
+        out.sum().backward()
+        assert x.grad[~mask.unsqueeze(1).expand_as(x)].abs().max() == 0  # padded frames get no gradient
 
 
 def test_avg_pool_len_averages_valid_frames_only():
