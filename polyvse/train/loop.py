@@ -176,14 +176,17 @@ def run_epochs(
             best["state"] = None  # one copy at a time
             best = {"epoch": epoch, "score": score, "state": copy.deepcopy(model.state_dict())}
         log.info("epoch %d: %s", epoch, "  ".join(f"{k}={v:.4g}" for k, v in row.items() if k != "epoch"))
+        state = model.state_dict()
         save_torch(
             {
                 "run_id": run_id,
                 "epoch": epoch,
-                "model": model.state_dict(),
+                "model": state,
                 "optimiser": optimiser.state_dict(),
                 "log": rows,
-                "best": best,
+                # this epoch the best: its state is the model's, and torch.save writes a storage once
+                # (a copy would add a word table's megabytes to every improving epoch's checkpoint)
+                "best": {**best, "state": state} if best["epoch"] == epoch else best,
                 "state": {name: obj.state_dict() for name, obj in stateful.items()},
             },  # type: ignore[attr-defined]
             last_path,
