@@ -15,6 +15,7 @@ from polyvse.speech.tts import (
     espeak_available,
     item_rng,
     pick_voice,
+    trim_trailing_silence,
     synthesize,
     synthesize_batch,
 )
@@ -42,6 +43,9 @@ def test_synthesize_writes_16k_mono_pcm16(tmp_path, lang):
     assert result.duration_s == pytest.approx(info.duration, abs=1e-3)
     signal, _ = sf.read(str(out))
     assert np.abs(signal).max() > 0.05  # not silence
+    # espeak-ng's closing silence (0.24-0.35 s of zeros) is cut to 50 ms, give or take the resampler's ringing
+    tail = len(signal) - 1 - np.flatnonzero(np.abs(signal) > 1e-3)[-1]
+    assert 0.02 * 16000 < tail < 0.1 * 16000
     assert result.voice.split("+")[0] in {
         "en-us",
         "en-gb",
@@ -52,6 +56,14 @@ def test_synthesize_writes_16k_mono_pcm16(tmp_path, lang):
         "hi",
         "ja",
     }
+
+
+def test_trim_trailing_silence_keeps_the_sound_and_a_short_pause():
+    sound = np.r_[np.zeros(5), np.ones(10), 0.0, 1.0, np.zeros(1000)]
+    trimmed = trim_trailing_silence(sound, 1000, keep_s=0.02)
+    assert trimmed.tolist() == sound[: 17 + 20].tolist()  # leading zeros and inner pauses stay
+    assert trim_trailing_silence(sound[:20], 1000, keep_s=0.02).tolist() == sound[:20].tolist()  # shorter tail
+    assert trim_trailing_silence(np.zeros(7), 1000).tolist() == [0.0] * 7
 
 
 def test_rate_changes_duration(tmp_path):
