@@ -209,7 +209,7 @@ def trim_trailing_silence(signal: np.ndarray, sample_rate: int, keep_s: float = 
     sounding = np.flatnonzero(signal)
     if sounding.size == 0:
         return signal
-    return signal[: min(len(signal), int(sounding[-1]) + 1 + int(round(keep_s * sample_rate)))]
+    return signal[: int(sounding[-1]) + 1 + int(round(keep_s * sample_rate))]  # a shorter tail stays whole
 
 
 def synthesize(
