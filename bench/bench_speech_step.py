@@ -1,10 +1,13 @@
 """Benchmark: seconds per grounded-speech training step (three audio encoders and the image
 encoder, forward + backward + Adam) on this machine, for each pooling, at the default
 config's widths and at the thesis' (§2.4.2.2). Run:
-.venv/bin/python bench/bench_speech_step.py [--threads N] [--paper] [--device cpu|cuda]
+.venv/bin/python bench/bench_speech_step.py [--threads N] [--paper] [--device cpu|cuda] [--amp]
 
 Utterances are random log-Mel of the default data's lengths (en/hi about 4 s, ja 5 s:
 400-500 frames, padded to the longest of the batch).
+
+--amp adds the step under bf16 autocast (speech.training.amp: bf16) beside float32's, the
+two measured alternately.
 
 Target (2-core CPU, one thread, default widths and batch 32): an average-pooling step
 under 0.25 s, so that one default training (12 epochs x 16 steps, plus validation)
@@ -34,6 +37,7 @@ def step_seconds(
     ff_dim: int = 256,
     repeats: int = 5,
     device: torch.device = torch.device("cpu"),
+    amp: bool = False,
 ) -> float:
     torch.manual_seed(0)
     model = build_speech_model({"widths": list(widths), "pooling": pooling, "ff_dim": ff_dim, "heads": 8}, LANGS, 1280)
@@ -50,7 +54,8 @@ def step_seconds(
         if device.type == "cuda":
             torch.cuda.synchronize()
         t0 = time.perf_counter()
-        loss = multiview_loss("full_graph", model.views(data), objective)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
+            loss = multiview_loss("full_graph", model.views(data), objective)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -65,6 +70,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--paper", action="store_true", help="also the thesis' widths 128-1024 (slow on a CPU)")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--amp", action="store_true", help="also under bf16 autocast (speech.training.amp: bf16)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -72,11 +78,14 @@ def main() -> None:
     if args.paper:
         sizes.append(("thesis", PAPER_WIDTHS, 128, 2048))
     print(f"threads={args.threads} device={torch.cuda.get_device_name(device) if device.type == 'cuda' else 'cpu'}")
-    print("size     pooling      batch  s/step")
+    print("size     pooling      batch  s/step" + ("  s/step_bf16" if args.amp else ""))
     for name, widths, batch, ff_dim in sizes:
         for pooling in ("avg", "mhsa", "transformer"):
             s = step_seconds(widths, pooling, batch, ff_dim, device=device)
-            print(f"{name:8} {pooling:12} {batch:5}  {s:.3f}")
+            line = f"{name:8} {pooling:12} {batch:5}  {s:.3f}"
+            if args.amp:
+                line += f"  {step_seconds(widths, pooling, batch, ff_dim, device=device, amp=True):.3f}"
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -309,6 +309,7 @@ TRAINING = {
     "framework": "full_graph",
     "eval_batch_size": 5,
     "device": DEVICE,
+    "amp": "off",
 }
 
 
@@ -380,6 +381,52 @@ def test_training_resumes_where_it_stopped(tmp_path):
     rebuilt = model_from_saved(load_torch(tmp_path / "model.pt"))
     x = (torch.randn(2, 30, 40), torch.tensor([30, 12]))
     assert torch.allclose(rebuilt.embed_speech("hi", *x), whole.model.embed_speech("hi", *x))
+
+
+def test_bf16_amp_trains_the_audio_trunk_in_bfloat16_and_validates_in_float32(tmp_path):
+    """speech.training.amp: the training steps' trunks run in bfloat16, validation in float32,
+    and the trained weights stay float32 (other numbers than float32 training, all finite)."""
+    from polyvse.models.speech_encoders import AudioCNN
+
+    torch.set_num_threads(1)
+    train, val, features = _toy_data(tmp_path)
+    seen: list[tuple[bool, torch.dtype]] = []
+
+    def record(module, inputs, output):
+        seen.append((module.training, output[0].dtype))
+
+    import polyvse.train.speech as speech_train
+
+    original = speech_train.build_speech_model
+
+    def hooked(*args, **kwargs):
+        model = original(*args, **kwargs)
+        for m in model.modules():
+            if isinstance(m, AudioCNN):
+                m.register_forward_hook(record)
+        return model
+
+    speech_train.build_speech_model = hooked
+    try:
+        trained = {
+            amp: train_speech(
+                train,
+                val,
+                features,
+                {"model": SMALL_MODEL, "training": {**TRAINING, "epochs": 1, "amp": amp}, "seed": 3},
+                tmp_path / amp,
+                progress=False,
+            )
+            for amp in ("off", "bf16")
+        }
+    finally:
+        speech_train.build_speech_model = original
+    training_dtypes = [d for t, d in seen if t]
+    assert torch.float32 in training_dtypes and torch.bfloat16 in training_dtypes  # off, then bf16
+    assert {d for t, d in seen if not t} == {torch.float32}  # validation of both: float32
+    off, bf16 = trained["off"], trained["bf16"]
+    assert all(v.dtype == off.model.state_dict()[k].dtype for k, v in bf16.model.state_dict().items())
+    assert np.isfinite(bf16.fit.log["loss"]).all() and bf16.fit.log["loss"].iloc[0] != off.fit.log["loss"].iloc[0]
 
 
 def _keyword_data(tmp_path: Path, n: int, seed: int):

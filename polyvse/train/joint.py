@@ -259,7 +259,7 @@ def train_joint(
     run_id = fingerprint(settings, len(train), len(val), list(feats.shape), speech_caps)
     log.info(
         "training a joint model of views %s with %s (%s framework) on %d datapoints, %d validation; "
-        "%d parameters, %d steps of %d; device %s, %d threads",
+        "%d parameters, %d steps of %d; device %s%s, %d threads",
         ", ".join(model.view_names),
         tr["loss"],
         tr["framework"],
@@ -269,6 +269,7 @@ def train_joint(
         steps_per_epoch(len(train), int(tr["batch_size"])) * int(tr["epochs"]),
         int(tr["batch_size"]),
         device,
+        " (bf16 autocast)" if tr["amp"] == "bf16" else "",
         threads,
     )
     result = fit_multiview(

@@ -157,6 +157,7 @@ def fit_multiview(
         stateful={"objective": objective},
         score_name="val_recall",
         progress=progress,
+        autocast=torch.bfloat16 if tr["amp"] == "bf16" else None,
     )
 
 
@@ -188,7 +189,7 @@ def train_speech(
     run_id = fingerprint(settings, len(train), len(val), list(feats.shape), train.max_frames)
     log.info(
         "training %s with %s (%s framework) on %d datapoints (%s), %d validation; "
-        "%d parameters, %d steps of %d; truncation caps %s; device %s, %d threads",
+        "%d parameters, %d steps of %d; truncation caps %s; device %s%s, %d threads",
         settings["model"].get("pooling"),
         tr["loss"],
         tr["framework"],
@@ -200,6 +201,7 @@ def train_speech(
         int(tr["batch_size"]),
         train.max_frames,
         device,
+        " (bf16 autocast)" if tr["amp"] == "bf16" else "",
         threads,
     )
     result = fit_multiview(
