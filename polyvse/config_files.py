@@ -233,6 +233,10 @@ def _typed_scalar(value: str) -> Any:
             return float(typed) if re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+", typed) else typed
         except ValueError:
             return typed
+    if isinstance(typed, bool) and value.strip().lower() not in ("true", "false"):
+        # YAML 1.1's other booleans (off, on, yes, no): snakemake dropped the quotes a config file
+        # would need around them, so the text is what was meant (amp: off)
+        return value
     return typed if isinstance(typed, (int, float, bool)) or typed is None else value
 
 
@@ -243,7 +247,8 @@ def typed_overrides(overrides: Any) -> Any:
     which keeps every nested value as text ("30"), and the schema then rejects
     it; a value at the top level is already typed. Nested text is read again as
     a config file would read it (``30`` → 30, ``true`` → True, ``1e-3`` → 0.001,
-    ``null`` → None); anything else stays text.
+    ``null`` → None); anything else stays text, YAML 1.1's ``off``/``on``/``yes``/``no``
+    too (``training='{amp: off}'``: the quotes a config file needs there are gone).
     """
 
     def walk(node: Any, nested: bool) -> Any:

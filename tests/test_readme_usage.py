@@ -74,6 +74,10 @@ def test_nested_config_values_are_typed_as_in_a_config_file():
         "seed": 3,
         "results_dir": "out",
     }
+    # amp: off, on the command line: the quotes a config file needs are gone, the text was meant
+    assert typed_overrides({"speech": {"training": {"amp": "off", "flag": "False", "x": "yes"}}}) == {
+        "speech": {"training": {"amp": "off", "flag": False, "x": "yes"}}
+    }
 
 
 def test_the_scale_config_plans_the_whole_dag(workdir):
