@@ -383,47 +383,40 @@ def test_training_resumes_where_it_stopped(tmp_path):
     assert torch.allclose(rebuilt.embed_speech("hi", *x), whole.model.embed_speech("hi", *x))
 
 
-def test_bf16_amp_trains_the_audio_trunk_in_bfloat16_and_validates_in_float32(tmp_path):
+def test_bf16_amp_trains_the_audio_trunk_in_bfloat16_and_validates_in_float32(tmp_path, monkeypatch):
     """speech.training.amp: the training steps' trunks run in bfloat16, validation in float32,
     and the trained weights stay float32 (other numbers than float32 training, all finite)."""
+    import polyvse.train.speech as speech_train
     from polyvse.models.speech_encoders import AudioCNN
 
     torch.set_num_threads(1)
     train, val, features = _toy_data(tmp_path)
-    seen: list[tuple[bool, torch.dtype]] = []
+    seen: list[tuple[bool, torch.dtype]] = []  # (training mode, trunk output dtype) of each forward
+    build = speech_train.build_speech_model
 
-    def record(module, inputs, output):
-        seen.append((module.training, output[0].dtype))
-
-    import polyvse.train.speech as speech_train
-
-    original = speech_train.build_speech_model
-
-    def hooked(*args, **kwargs):
-        model = original(*args, **kwargs)
+    def recorded(*args, **kwargs):
+        model = build(*args, **kwargs)
         for m in model.modules():
             if isinstance(m, AudioCNN):
-                m.register_forward_hook(record)
+                m.register_forward_hook(lambda module, _, out: seen.append((module.training, out[0].dtype)))
         return model
 
-    speech_train.build_speech_model = hooked
-    try:
-        trained = {
-            amp: train_speech(
-                train,
-                val,
-                features,
-                {"model": SMALL_MODEL, "training": {**TRAINING, "epochs": 1, "amp": amp}, "seed": 3},
-                tmp_path / amp,
-                progress=False,
-            )
-            for amp in ("off", "bf16")
-        }
-    finally:
-        speech_train.build_speech_model = original
-    training_dtypes = [d for t, d in seen if t]
-    assert torch.float32 in training_dtypes and torch.bfloat16 in training_dtypes  # off, then bf16
-    assert {d for t, d in seen if not t} == {torch.float32}  # validation of both: float32
+    monkeypatch.setattr(speech_train, "build_speech_model", recorded)
+    trained, dtypes = {}, {}
+    for amp in ("off", "bf16"):
+        seen.clear()
+        training = {**TRAINING, "epochs": 1, "amp": amp}
+        trained[amp] = train_speech(
+            train,
+            val,
+            features,
+            {"model": SMALL_MODEL, "training": training, "seed": 3},
+            tmp_path / amp,
+            progress=False,
+        )
+        dtypes[amp] = {mode: {d for t, d in seen if t == mode} for mode in (True, False)}
+    assert dtypes["off"] == {True: {torch.float32}, False: {torch.float32}}
+    assert dtypes["bf16"] == {True: {torch.bfloat16}, False: {torch.float32}}  # validation: float32
     off, bf16 = trained["off"], trained["bf16"]
     assert all(v.dtype == off.model.state_dict()[k].dtype for k, v in bf16.model.state_dict().items())
     assert np.isfinite(bf16.fit.log["loss"]).all() and bf16.fit.log["loss"].iloc[0] != off.fit.log["loss"].iloc[0]
