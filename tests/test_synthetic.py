@@ -348,3 +348,14 @@ def test_closed_lexicon_output_is_byte_identical_to_the_closed_only_generator():
     for i, scene in enumerate(ds.scenes):
         im.update(np.asarray(render_scene(scene, 48, image_rng(11, i, 2))).tobytes())
     assert im.hexdigest() == "71c59185bb30a1e1368790e712687e40b3149ff52f77d4022c01fd5c782c9477"
+
+
+def test_group_count_draw_is_generator_choice():
+    """sample_scene draws its number of groups as rng.choice(GROUP_COUNTS, p=GROUP_COUNT_P) did (the
+    datasets and corpora of earlier runs), consuming the same one uniform draw."""
+    from polyvse.data.synthetic_scene import GROUP_COUNT_P, GROUP_COUNTS, sample_scene
+
+    for seed in range(3000):
+        ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+        n = len(sample_scene(ours).groups)
+        assert n == int(theirs.choice(GROUP_COUNTS, p=GROUP_COUNT_P)), seed
