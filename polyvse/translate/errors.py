@@ -281,6 +281,8 @@ class TargetConfusions:
             self._confusions = (confusions or Confusions(self.to_src)) if self.to_src is not None else None
         self.words: frozenset[str] = frozenset(self._gloss)
         """The target words the dictionary knows (zh/ja: the segmenter's vocabulary)."""
+        self.longest_word: int = max((len(w) for w in self.words), default=1)
+        """Characters of the longest of :attr:`words` (the segmenter's window)."""
 
     def gloss(self, word: str) -> str | None:
         """The English gloss of target ``word`` (itself for an English target; None if unknown)."""
