@@ -200,13 +200,11 @@ class TransferBackend(TranslationBackend):
             self._confusions[pair] = TargetConfusions(src, tgt, to_tgt, to_src, self._dictionary_confusions.get(lang))
         return self._confusions[pair]
 
-    def target_tokens(self, text: str, lang: str, words: Collection[str], longest: int | None = None) -> list[str]:
-        """``text`` in ``lang`` as output tokens: tokenised; zh/ja segmented into the dictionary's ``words``
-        (``longest``: the longest word's characters, when the caller knows it: finding it reads every word,
-        two thirds of an MT stage's time when done once a sentence)."""
+    def target_tokens(self, text: str, lang: str, words: Collection[str], longest: int) -> list[str]:
+        """``text`` in ``lang`` as output tokens: tokenised; zh/ja segmented into the dictionary's ``words``,
+        ``longest`` the longest one's characters (measured once per pair, :class:`TargetConfusions`: once a
+        sentence it was two thirds of an MT stage's time)."""
         if lang in UNSEGMENTED:
-            if longest is None:
-                longest = max((len(w) for w in words), default=1)
             return [
                 tok
                 for chunk in tokenize(text, lang, segmenter="spaces")
