@@ -57,6 +57,7 @@ rule references:
         "logs/{dataset}/references.log",
     benchmark:
         "benchmarks/references/{dataset}.tsv"
+    priority: PRIORITY["data"]
     conda:
         "../envs/polyvse.yaml"
     threads: 1

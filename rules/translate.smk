@@ -38,6 +38,7 @@ rule query_translations:
         "benchmarks/query_translations/{dataset}/{split}.tsv"
     wildcard_constraints:
         split="test|val",
+    priority: PRIORITY["data"]
     conda:
         "../envs/polyvse.yaml"
     threads: 1
