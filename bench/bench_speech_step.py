@@ -10,8 +10,9 @@ Utterances are random log-Mel of the default data's lengths (en/hi about 4 s, ja
 two measured alternately.
 
 Target (2-core CPU, one thread, default widths and batch 32): an average-pooling step
-under 0.25 s, so that one default training (12 epochs x 16 steps, plus validation)
-stays under a minute and the 22 trainings of the speech tables under ~12 CPU-minutes.
+under 0.25 s, so that one default training (4 epochs x 16 steps, plus validation; 12 epochs at
+config/longer_budget.yaml's) stays under a minute and the 23 trainings of the speech tables under
+~12 CPU-minutes at the longer budget.
 """
 
 from __future__ import annotations
