@@ -107,13 +107,18 @@ def _hms(seconds: int) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def run_summary(snapshot: Path) -> str:
-    """One sentence on when the snapshot's run finished and how long it took."""
+def last_run(snapshot: Path) -> pd.Series:
+    """The snapshot's run record (``run.tsv``: started, finished, wall_s, commit, host)."""
     _read(snapshot, RUN_FILE)
     run = pd.read_csv(snapshot / RUN_FILE, sep="\t")
     if run.empty:
         raise ReadmeError(f"{snapshot / RUN_FILE}: no run recorded")
-    r = run.iloc[-1]
+    return run.iloc[-1]
+
+
+def run_summary(snapshot: Path) -> str:
+    """One sentence on when the snapshot's run finished and how long it took."""
+    r = last_run(snapshot)
     return (
         f"Run finished {r['finished']} (UTC) from commit `{r['commit']}`; its last invocation of "
         f"`snakemake` took {_hms(int(r['wall_s']))} (h:mm:ss) on {r['host']}."
@@ -202,11 +207,7 @@ def budget_comparison(snapshot: Path, longer: Path) -> str:
     statements = {c.key: c.statement for c in CLAIMS}
     default = pd.read_csv(io.StringIO(_read(snapshot, "findings.tsv")), sep="\t")
     longer_findings = pd.read_csv(io.StringIO(_read(longer, "findings.tsv")), sep="\t")
-    times = []
-    for run in (snapshot, longer):
-        _read(run, RUN_FILE)
-        r = pd.read_csv(run / RUN_FILE, sep="\t").iloc[-1]
-        times.append(f"{_hms(int(r['wall_s']))} from `{r['commit']}`")
+    times = [f"{_hms(int(r['wall_s']))} from `{r['commit']}`" for r in map(last_run, (snapshot, longer))]
     lines = [
         f"Default budget: the run above ({times[0]}). Longer budget: `config/longer_budget.yaml` "
         f"({times[1]}; its tables in `{longer.parent.name}/{longer.name}/`). Rows in the claim's order, separated by `;`, "
