@@ -80,6 +80,19 @@ def test_english_m30k_captions_have_a_multi30k_like_long_tail(m30k):
     # Heaps' law: a fifth of the images has far fewer types
     fifth = Counter(w for t in train[:1000] for w in _words(t))
     assert 2.5 * len(fifth) < types
+    # a quarter of the types or more name something the image shows: kinds of the shapes
+    kinds = {lex.kind_word(s, k, "en") for s in lex.KIND_SHAPES for k in range(lex.KINDS_PER_SHAPE)}
+    assert len(kinds & set(counts)) > 0.2 * types, len(kinds & set(counts))
+
+
+def test_english_at_multi30k_size_has_between_ten_and_thirty_thousand_types():
+    """Issue 13: the m30k profile at Multi30K's 29,000 training images (config/scale/m30k.yaml)."""
+    from polyvse.data.stats import dataset_stats
+
+    captions = build_dataset("m30k", 29000, 0, 1000, seed=0, langs=["en"], lexicon="long_tail").captions
+    row = dataset_stats(captions, "m30k", ["en"], "m30k").iloc[0]
+    assert row.captions == 145_000 and 10_000 <= row.types <= 30_000, row.types
+    assert 0.30 <= row.hapax_share and -1.6 <= row.rank_freq_slope <= -0.9 and 0.003 <= row.test_oov_rate <= 0.05
 
 
 def test_every_other_language_is_long_tailed_too(others):
@@ -216,20 +229,80 @@ def test_long_tail_plans_extend_the_closed_plan_and_scene():
 
     for index in range(30):
         closed, long_tail = make_scene(3, index), make_scene(3, index, "long_tail")
-        assert closed.groups == tuple(replace(g, shade=None) for g in long_tail.groups)
+        assert closed.groups == tuple(replace(g, shade=None, kind=None) for g in long_tail.groups)
         assert (closed.texture, closed.bg_colour) == (long_tail.texture, long_tail.bg_colour)
         assert all(g.shade is None for g in long_tail.groups if g.colour not in CHROMATIC)
         # the long-tail draws come after the closed plan's: the same facts, template and order
         a = caption_plan(closed, np.random.default_rng(index))
         b = caption_plan(long_tail, np.random.default_rng(index), "long_tail")
         assert (a.template, a.texture, a.bg_colour) == (b.template, b.texture, b.bg_colour)
-        assert a.mentions == tuple(replace(m, variant=0, shade=None, shade_variant=0) for m in b.mentions)
+        assert a.mentions == tuple(replace(m, variant=0, shade=None, shade_variant=0, kind=None) for m in b.mentions)
         shades = {(g.shape, g.colour): g.shade for g in long_tail.groups}
         assert all(m.shade is None or shades[m.shape, m.colour] == m.shade for m in b.mentions)
-    shaded = [g for i in range(200) for g in make_scene(3, i, "long_tail").groups if g.shade]
-    assert {g.shade for g in shaded} == {"light", "dark"}
+        kinds = {g.shape: {h.kind for h in long_tail.groups if h.shape == g.shape} for g in long_tail.groups}
+        assert all(m.kind is None or m.kind in kinds[m.shape] for m in b.mentions)
+    groups = [g for i in range(400) for g in make_scene(3, i, "long_tail").groups]
+    assert {g.shade for g in groups if g.shade} == {"light", "dark"}
+    kinds = Counter(g.kind for g in groups if g.kind is not None)
+    assert 0.6 < sum(kinds.values()) / len(groups) < 0.8  # KIND_P
+    assert kinds[0] > kinds[50] and len(kinds) > 200  # Zipf-weighted ranks, a long tail of them
     with pytest.raises(ValueError, match="lexicon"):
         caption_plan(make_scene(3, 0), np.random.default_rng(0), "open")
+
+
+def test_kinds_are_said_in_every_language_as_it_forms_such_words():
+    star = Mention("star", 1, colour="red", kind=0)
+    word = {lang: lex.kind_word("star", 0, lang) for lang in ("en", "hi", "ko", "ru", "ar", "zh", "ja")}
+    assert _say("en", star) == f"A red {word['en']} star."
+    assert _say("de", star) == f"Ein roter {word['en'].capitalize()}stern."  # a compound
+    assert _say("de", replace(star, count=2, say_count=True)) == f"Zwei rote {word['en'].capitalize()}sterne."
+    assert _say("af", star) == f"'n Rooi {word['en']}ster."
+    assert _say("fr", star) == f"Une étoile {word['en']} rouge."  # after the noun, invariable
+    assert _say("cs", star) == f"Červená hvězda {word['en']}."
+    assert _say("ru", star) == f"Красная звезда {word['ru']}."
+    assert _say("ar", star) == f"نجمة {word['ar']} حمراء."
+    assert _say("hi", star) == f"एक लाल {word['hi']} तारा।"
+    assert _say("ko", star) == f"빨간 {word['ko']} 별."
+    assert _say("zh", star) == f"一颗红色的{word['zh']}星星。"
+    assert _say("ja", star) == f"あかい{word['ja']}ほし。"
+    assert re.fullmatch(r"[ァ-ヺ]{2}", word["ja"]) and re.fullmatch(r"[一-鿿]{2}", word["zh"])
+    # distinct, two-syllable words that no other word of any language's captions spells
+    en = [lex.kind_word(s, k, "en") for s in lex.KIND_SHAPES for k in range(lex.KINDS_PER_SHAPE)]
+    assert len(set(en)) == len(en) == len(lex.KIND_SHAPES) * lex.KINDS_PER_SHAPE
+    closed = {w for lang in OTHERS for pair in glossary(lang) for w in pair}
+    assert not closed & set(en), sorted(closed & set(en))[:5]
+    de = read_muse_pairs("de")
+    assert (word["en"], word["en"] + "stern") in de and ("stars", word["en"] + "sterne") in de
+    assert (word["en"], word["ru"]) in read_muse_pairs("ru")
+    with pytest.raises(ValueError, match="kind"):
+        lex.kind_word("star", lex.KINDS_PER_SHAPE, "en")
+
+
+def read_muse_pairs(lang: str) -> set[tuple[str, str]]:
+    return set(glossary(lang, "long_tail"))
+
+
+def test_kinds_are_visible_in_the_image():
+    """A kind is drawn with its own geometry: a different silhouette from its shape's and from
+    another kind's, in the same place and colour."""
+    from polyvse.data.synthetic_scene import kind_geometry
+
+    def mask(shape, kind):
+        group = ObjectGroup(shape, "red", "large", "centre", 1, kind=kind)
+        img = render_scene(Scene((group,), "plain", "grey"), 128, np.random.default_rng(0))
+        rgb = np.asarray(img).astype(int)
+        return (rgb[..., 0] > 150) & (rgb[..., 1] < 120)  # red pixels
+
+    for shape in lex.KIND_SHAPES:
+        plain, first, other = mask(shape, None), mask(shape, 0), mask(shape, 7)
+        assert first.sum() > 30 and other.sum() > 30, shape
+        assert (plain ^ first).sum() > 0.15 * plain.sum(), shape
+        if kind_geometry(shape, 0) != kind_geometry(shape, 7):
+            assert (first ^ other).sum() > 0.1 * first.sum(), shape
+    assert kind_geometry("star", 3) == kind_geometry("star", 3)
+    assert len({kind_geometry("star", k).points for k in range(40)}) == 4  # 4, 6, 7 or 8 points
+    with pytest.raises(ValueError, match="kind"):
+        kind_geometry("star", -1)
 
 
 def test_shades_are_visible_in_the_image():
@@ -298,8 +371,10 @@ def test_corpus_vocabulary_holds_the_captions_rare_words(m30k):
     names = {lex.name_gloss(p, r) for p in lex.POOLS for r in range(lex.POOL_SIZE)}
     small, large = (text_corpus("en", n, seed=0, lexicon="long_tail") for n in (2000, 10000))
     vocab_small, vocab = ({w for t in c for w in _words(t)} for c in (small, large))
-    # every word that is not a generated name is there, and most rare names
-    assert {w for w in counts if w not in names} <= vocab
+    kinds = {lex.kind_word(s, k, "en") for s in lex.KIND_SHAPES for k in range(lex.KINDS_PER_SHAPE)}
+    # every word that is neither a generated name nor a kind is there, and most rare words
+    assert {w for w in counts if w not in names | kinds} <= vocab
+    assert sum(w in vocab for w in counts if w in kinds) > 0.8 * len(kinds & set(counts))
     rare = [w for w, n in counts.items() if n == 1]
     share = sum(w in vocab for w in rare) / len(rare)
     assert len(rare) > 400 and share >= 0.4, share

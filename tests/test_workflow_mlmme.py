@@ -94,9 +94,11 @@ def test_mlmme_table_has_the_paper_layout(workdir):
     recalls = table[table["metric"] != "mrank"]
     image = recalls[recalls["section"] != "Sentence to sentence"]
     assert ((image.iloc[:, 2:] >= 0) & (image.iloc[:, 2:] <= 100)).all().all()
-    # 12 test images: every image is within rank 12, so r@10 < 100 is possible but mrank ≤ 12
-    ranks = table[(table["metric"] == "mrank") & (table["section"] != "Sentence to sentence")]
-    assert ((ranks.iloc[:, 2:] >= 1) & (ranks.iloc[:, 2:] <= 12)).all().all()
+    # 12 test images: every image is within rank 12, so r@10 < 100 is possible but mrank ≤ 12; an
+    # image's first caption among the 60 (5 an image) is within rank 56
+    ranks = table[table["metric"] == "mrank"].set_index("section").iloc[:, 1:]
+    assert ((ranks.loc["Sentence to image"] >= 1) & (ranks.loc["Sentence to image"] <= 12)).all()
+    assert ((ranks.loc["Image to sentence"] >= 1) & (ranks.loc["Image to sentence"] <= 56)).all()
     s2s = table[table["section"] == "Sentence to sentence"]
     assert s2s["en VSE"].isna().all() and s2s["de VSE"].isna().all() and s2s["en β=.5"].notna().all()
     md = (workdir / "results" / "mlmme_table1.md").read_text()

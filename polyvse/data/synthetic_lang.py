@@ -68,7 +68,8 @@ class Mention:
     ``say_count`` says whether the numeral is spoken. Long-tail plans only:
     ``variant`` is the rank of the shape noun among its synonyms (0: the
     usual word), ``shade`` the said shade of the colour and ``shade_variant``
-    the rank of its word.
+    the rank of its word, ``kind`` the said kind of the shape (its rank,
+    :func:`~polyvse.data.synthetic_lexicon.kind_word`; None: the shape alone).
     """
 
     shape: str
@@ -80,6 +81,7 @@ class Mention:
     variant: int = 0
     shade: str | None = None
     shade_variant: int = 0
+    kind: int | None = None
 
     @property
     def plural(self) -> bool:
@@ -102,7 +104,8 @@ def caption_plan(scene: Scene, rng: np.random.Generator, lexicon: str = "closed"
 
     ``long_tail``: after the closed plan's draws, a variant rank per mention, the
     shade of each shaded group whose colour is said (with probability
-    ``SAY_SHADE_P``) and the extras.
+    ``SAY_SHADE_P``), the kind of each group that is one (with probability
+    ``SAY_KIND_P``) and the extras.
     """
     if lexicon not in lex.LEXICONS:
         raise ValueError(f"unknown lexicon {lexicon!r}; expected one of {lex.LEXICONS}")
@@ -140,12 +143,13 @@ def caption_plan(scene: Scene, rng: np.random.Generator, lexicon: str = "closed"
 
 
 def _long_tail_plan(plan: CaptionPlan, groups: Sequence, rng: np.random.Generator) -> CaptionPlan:
-    """``plan`` with variant ranks, shades and extras (a fixed number of draws per group)."""
+    """``plan`` with variant ranks, shades, kinds and extras (a fixed number of draws per group)."""
     extended: dict[Mention, Mention] = {}
     for g in groups:
         variant = lex.zipf_rank(rng, lex.MAX_VARIANTS, lex.VARIANT_ZIPF)
         shade_variant = lex.zipf_rank(rng, 2, lex.VARIANT_ZIPF)
         say_shade = rng.random() < lex.SAY_SHADE_P
+        say_kind = rng.random() < lex.SAY_KIND_P
         base = next(
             m
             for m in plan.mentions
@@ -158,7 +162,14 @@ def _long_tail_plan(plan: CaptionPlan, groups: Sequence, rng: np.random.Generato
         if base in extended:  # a group said as the same mention as an earlier one
             continue
         shade = g.shade if (base.colour and say_shade) else None
-        extended[base] = replace(base, variant=variant, shade=shade, shade_variant=shade_variant if shade else 0)
+        kind = g.kind if say_kind else None
+        extended[base] = replace(
+            base,
+            variant=variant,
+            shade=shade,
+            shade_variant=shade_variant if shade else 0,
+            kind=kind,
+        )
     return replace(plan, mentions=tuple(extended[m] for m in plan.mentions), extras=lex.sample_extras(rng))
 
 
@@ -188,7 +199,8 @@ def caption(scene: Scene, lang: str, rng: np.random.Generator, lexicon: str = "c
 def glossary(lang: str, lexicon: str = "closed") -> list[tuple[str, str]]:
     """``(english, word)`` pairs covering every word ``lang``'s realiser can write.
 
-    ``long_tail`` adds the shade words and noun synonyms and every word of the
+    ``long_tail`` adds the shade words and noun synonyms, the kinds' words (glossed
+    by their English form; a compound by that and by its noun) and every word of the
     extras, generated names included (glossed by their English transliteration);
     the closed pairs come first and are unchanged.
 
@@ -209,7 +221,7 @@ def glossary(lang: str, lexicon: str = "closed") -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     pairs = realiser.glossary()
     if lexicon == "long_tail":
-        pairs = itertools.chain(pairs, realiser.long_tail_glossary(), extras_glossary(lang))
+        pairs = itertools.chain(pairs, realiser.long_tail_glossary(), realiser.kind_glossary(), extras_glossary(lang))
     for en, word in pairs:
         pair = (_norm(en), _norm(word))
         for w in pair:
@@ -284,6 +296,11 @@ def _noun_pairs(nouns: dict[str, Sequence[str]], sg: int, pl: Sequence[int]) -> 
     return pairs
 
 
+def _phrases(entry: object) -> list[str]:
+    """The forms of a lexicon entry (a form, or a tuple of forms and gender codes), in order."""
+    return [entry] if isinstance(entry, str) else [f for f in entry if isinstance(f, str) and f not in ("m", "f", "n")]
+
+
 def _words(entry: object) -> list[str]:
     """The words of a lexicon entry (a form, or a tuple of forms and gender codes)."""
     forms = [entry] if isinstance(entry, str) else [f for f in entry if isinstance(f, str)]
@@ -297,6 +314,9 @@ class _Realiser:
     NOUN_VARIANTS: dict[str, tuple] = {}
     # long tail: shade -> its words (rank order), in the form the realiser combines with a colour
     SHADE: dict[str, tuple[str, ...]] = {}
+    # long tail: where a kind's word goes: "before" / "after" the noun (a word of its own), or
+    # "compound" (written as one word with the noun: de, af, zh, ja)
+    KIND_PLACE = "before"
 
     def realise(self, plan: CaptionPlan) -> str:
         raise NotImplementedError
@@ -310,6 +330,45 @@ class _Realiser:
         if m.variant == 0 or not alts:
             return self.NOUN[m.shape]
         return alts[min(m.variant, len(alts)) - 1]
+
+    def with_kind(self, noun: str, m: Mention) -> str:
+        """``noun`` (a form of the mention's noun) with the mention's kind said, as the language
+        forms such words (:attr:`KIND_PLACE`); ``noun`` itself when no kind is said."""
+        if m.kind is None:
+            return noun
+        word = lex.kind_word(m.shape, m.kind, self.lang)
+        if self.KIND_PLACE == "after":
+            return noun + " " + word
+        if self.KIND_PLACE == "compound":  # German nouns are capitalised: Stern -> Kobistern
+            return (word.capitalize() + noun.lower()) if noun[:1].isupper() else word + noun
+        return word + " " + noun
+
+    def noun_forms(self, shape: str) -> list[tuple[str, str]]:
+        """``(english word, form)`` of every form of every word for ``shape`` (its usual word and its
+        synonyms) that :meth:`with_kind` can be given, each with the words of its English gloss."""
+        entries = [(EN_NOUN[shape], self.NOUN[shape])]
+        entries += zip(EN_NOUN_VARIANTS.get(shape, ()), self.NOUN_VARIANTS.get(shape, ()))
+        return [
+            (en, form)
+            for en_forms, entry in entries
+            for i, form in enumerate(_phrases(entry))
+            for en in en_forms[min(i, 1)].split()
+        ]
+
+    def kind_glossary(self) -> Iterable[tuple[str, str]]:
+        """Pairs of the kinds' words: ``(english kind word, word)``; a compound of a spaced language
+        also with the English noun (``star``/``stars`` -> ``kobistern``/``kobisterne``). zh and ja
+        list the kind's word alone: their words are found by segmenting, which splits the compound."""
+        for shape in self.NOUN:
+            for kind in range(lex.KINDS_PER_SHAPE):
+                en = lex.kind_word(shape, kind, "en")
+                if self.KIND_PLACE != "compound" or self.lang in ("zh", "ja"):
+                    yield en, lex.kind_word(shape, kind, self.lang)
+                    continue
+                m = Mention(shape, 1, kind=kind)
+                for en_noun, form in self.noun_forms(shape):
+                    word = self.with_kind(form, m)
+                    yield from ((en, word), (en_noun, word))
 
     def shade_word(self, m: Mention) -> str | None:
         if m.shade is None:
@@ -418,7 +477,7 @@ class English(_Inflecting):
         adjs = [EN_ADJ[m.size]] if m.size else []
         if m.colour:
             adjs += [w for w in (self.shade_word(m), EN_ADJ[m.colour]) if w]
-        words = adjs + self.noun_entry(m)[m.plural].split()
+        words = adjs + self.with_kind(self.noun_entry(m)[m.plural], m).split()
         if m.say_count:
             det = EN_NUM[m.count]
         elif m.plural:
@@ -517,6 +576,7 @@ class German(_Inflecting):
     }
     SHADE = {"light": ("hell", "blass"), "dark": ("dunkel", "tief")}  # compounds: hellrot, tiefblau
     ENDINGS = ("e", "er", "es", "en")
+    KIND_PLACE = "compound"  # ein Kobistern
 
     def np(self, m: Mention, case: str) -> str:
         sg, pl, gender = self.noun_entry(m)
@@ -527,7 +587,7 @@ class German(_Inflecting):
             det, ending, noun = (self.NUM[m.count] if m.say_count else ""), self.STRONG_PLURAL, pl
         else:
             det, ending, noun = self.ARTICLE[case, gender], self.MIXED[case, gender], sg
-        return " ".join(([det] if det else []) + [s + ending for s in stems] + [noun])
+        return " ".join(([det] if det else []) + [s + ending for s in stems] + [self.with_kind(noun, m)])
 
     def shade_forms(self, shade: str) -> Iterable[tuple[str, str]]:
         for word in self.SHADE[shade]:
@@ -631,6 +691,7 @@ class French(_Inflecting):
         "ring": (("cerceau", "cerceaux", "m"),),
     }
     SHADE = {"light": ("clair", "pâle"), "dark": ("foncé", "sombre")}  # "rouge clair": both invariable
+    KIND_PLACE = "after"  # une étoile kobi
 
     def np(self, m: Mention, case: str) -> str:
         sg, pl, gender = self.noun_entry(m)
@@ -645,7 +706,7 @@ class French(_Inflecting):
             det = "une seule" if gender == "f" else "un seul"
         else:
             det = "une" if gender == "f" else "un"
-        return " ".join([det] + pre + [pl if m.plural else sg] + post)
+        return " ".join([det] + pre + [self.with_kind(pl if m.plural else sg, m)] + post)
 
     def bg(self, texture: str | None, colour: str | None) -> str:
         words = ([self.ADJ[colour][0]] if colour else []) + ([self.TEXTURE[texture][0]] if texture else [])
@@ -762,6 +823,7 @@ class Czech(_Inflecting):
     AND = " a "
 
     SHADE = {"light": ("světle", "bledě"), "dark": ("tmavě",)}  # adverbs before the colour: světle modrý
+    KIND_PLACE = "after"  # hvězda kobi
 
     def np(self, m: Mention, case: str) -> str:
         gender, nom, acc, pl = self.NOUN[m.shape]
@@ -775,7 +837,7 @@ class Czech(_Inflecting):
         adjs = [s + ending for s in stems]
         if m.colour and m.shade:
             adjs.insert(len(adjs) - 1, self.shade_word(m))
-        return " ".join(([det] if det else []) + adjs + [noun])
+        return " ".join(([det] if det else []) + adjs + [self.with_kind(noun, m)])
 
     def bg(self, texture: str | None, colour: str | None) -> str:
         adjs = _bg_order(texture and self.ADJ[texture], colour and self.ADJ[colour], texture)
@@ -875,6 +937,7 @@ class Russian(_Inflecting):
         return stem + self.ENDINGS[kind][form]
 
     SHADE = {"light": ("светло", "бледно"), "dark": ("тёмно",)}  # compounds: светло-красный
+    KIND_PLACE = "after"  # звезда кобэ
 
     def np(self, m: Mention, case: str) -> str:
         gender, nom, gen, pl = self.NOUN[m.shape]
@@ -888,7 +951,7 @@ class Russian(_Inflecting):
         adjs = [self.adj(a, form) for a in (m.size, m.colour) if a]
         if m.colour and m.shade:
             adjs[-1] = self.shade_word(m) + "-" + adjs[-1]
-        return " ".join(([det] if det else []) + adjs + [noun])
+        return " ".join(([det] if det else []) + adjs + [self.with_kind(noun, m)])
 
     def bg(self, texture: str | None, colour: str | None) -> str:
         adj_texture = texture if texture in self.ADJ else None
@@ -987,9 +1050,11 @@ class Arabic(_Inflecting):
         return glue.join([parts[0]] + [self.AND_PREFIX + p for p in parts[1:]])
 
     SHADE = {"light": ("فاتح",), "dark": ("داكن", "غامق")}  # after the colour, uninflected ("plausible")
+    KIND_PLACE = "after"
 
     def np(self, m: Mention, case: str) -> str:
-        gender, sg, dual, pl = self.NOUN[m.shape]
+        gender, *forms = self.NOUN[m.shape]
+        sg, dual, pl = (self.with_kind(w, m) for w in forms)
         g = gender == "f"
         keys = [a for a in (m.colour, m.size) if a]
         shade = [self.shade_word(m)] if (m.colour and m.shade) else []
@@ -1098,13 +1163,14 @@ class Afrikaans(_Inflecting):
 
     NOUN_VARIANTS = {"circle": (("skyf", "skywe"),), "square": (("teël", "teëls"),), "ring": (("hoepel", "hoepels"),)}
     SHADE = {"light": ("lig", "bleek"), "dark": ("donker",)}  # compounds: ligblou, donkerrooi
+    KIND_PLACE = "compound"  # 'n kobister
 
     def np(self, m: Mention, case: str) -> str:
         det = self.NUM[m.count] if m.say_count else ("" if m.plural else "'n")
         adjs = ([self.ADJ[m.size]] if m.size else []) + (
             [(self.shade_word(m) or "") + self.ADJ[m.colour]] if m.colour else []
         )
-        words = adjs + [self.noun_entry(m)[m.plural]]
+        words = adjs + [self.with_kind(self.noun_entry(m)[m.plural], m)]
         return " ".join(([det] if det else []) + words)
 
     def shade_forms(self, shade: str) -> Iterable[tuple[str, str]]:
@@ -1197,7 +1263,7 @@ class Hindi(_Realiser):
         adjs = [self.ADJ[a][form] for a in (m.size, m.colour) if a]
         if m.colour and m.shade:
             adjs.insert(len(adjs) - 1, self.SHADE_FORMS[self.shade_word(m)][form])
-        return " ".join([det] + adjs + [pl if m.plural else sg])
+        return " ".join([det] + adjs + [self.with_kind(pl if m.plural else sg, m)])
 
     def shade_forms(self, shade: str) -> Iterable[tuple[str, str]]:
         for word in self.SHADE[shade]:
@@ -1301,7 +1367,9 @@ class Korean(_Realiser):
 
     def np(self, m: Mention) -> str:
         colour = m.colour and " ".join(w for w in (self.shade_word(m), self.COLOUR[m.colour]) if w)
-        core = " ".join([w for w in (m.size and self.SIZE[m.size], colour) if w] + [self.NOUN[m.shape]])
+        core = " ".join(
+            [w for w in (m.size and self.SIZE[m.size], colour) if w] + [self.with_kind(self.NOUN[m.shape], m)]
+        )
         if m.say_count:
             return f"{core} {self.NUM[m.count]} 개"
         return f"여러 개의 {core}" if m.plural else core
@@ -1412,6 +1480,7 @@ class Chinese(_Realiser):
     POS = {"left": "左边", "right": "右边", "top": "上方", "bottom": "下方", "centre": "中间"}
 
     SHADE = {"light": ("浅", "淡"), "dark": ("深",)}  # compounds: 浅红色
+    KIND_PLACE = "compound"  # 科比星星
 
     def np(self, m: Mention) -> str:
         noun, classifier = self.NOUN[m.shape]
@@ -1420,7 +1489,7 @@ class Chinese(_Realiser):
             quantity
             + ((self.shade_word(m) or "") + self.COLOUR[m.colour] + "的" if m.colour else "")
             + (self.SIZE[m.size] if m.size else "")
-            + noun
+            + self.with_kind(noun, m)
         )
 
     def realise(self, plan: CaptionPlan) -> str:
@@ -1519,13 +1588,14 @@ class Japanese(_Realiser):
     POS = {"left": "ひだり", "right": "みぎ", "top": "うえ", "bottom": "した", "centre": "まんなか"}
 
     SHADE = {"light": ("うすい",), "dark": ("こい",)}
+    KIND_PLACE = "compound"  # コビほし
 
     def core(self, m: Mention) -> str:
         return (
             (self.SIZE[m.size] if m.size else "")
             + (self.shade_word(m) or "")
             + (self.COLOUR[m.colour] if m.colour else "")
-            + self.NOUN[m.shape]
+            + self.with_kind(self.NOUN[m.shape], m)
         )
 
     def quantity(self, m: Mention) -> str:

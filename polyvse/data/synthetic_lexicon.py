@@ -18,6 +18,19 @@ then one realiser per language):
   ``светло-красный``, Chinese ``浅红色``) drawn by the long-tail scene sampler and
   rendered; synonyms and hyponyms of the shape nouns (disc, tile, hoop,
   pentagram, plus sign ...) where the language has them.
+* **Kinds of shapes** (visual hyponyms): each shape has :data:`KINDS_PER_SHAPE` named
+  kinds, a star with six thin points, a long flat rectangle, a saltire, an oval
+  ring... A group of a long-tail scene is a kind of its shape with probability
+  :data:`KIND_P` (its rank Zipf-weighted, :data:`KIND_ZIPF`), drawn with the kind's
+  own geometry (:func:`polyvse.data.synthetic_scene.kind_geometry`), and a caption
+  says its kind with probability :data:`SAY_KIND_P` (else the shape, its hypernym).
+  A kind's word is generated (two syllables, :func:`kind_word`), like a loanword,
+  in every language's script, and joins the noun as that language forms such words:
+  a modifier before the noun (en "a kobi star", hi, ko), after it (fr "une étoile
+  kobi", cs, ru, ar), or a compound (de "ein Kobistern", af "'n kobister", zh, ja).
+  These are rare words that name something visible: learning one from the
+  captions is possible, but it takes the image's detail, and the text-only corpus
+  puts it beside its shape.
 * **Non-visual words**: an evaluative sentence ("The picture is quite nice.")
   with Zipf-weighted adjectives and degree adverbs, a photographer ("Photo by
   Kabito Seramu.") and a place ("Taken in Nodaki."). Names come from three
@@ -64,7 +77,11 @@ VARIANT_ZIPF = 1.6  # preference of a concept's first word over its synonyms
 MAX_VARIANTS = 3
 SHADE_P = 0.5  # share of (chromatic) object groups drawn light or dark
 SAY_SHADE_P = 0.75  # a caption that says a group's colour says its shade this often
-PERSON_P, PLACE_P, EVALUATIVE_P, DEGREE_P = 0.5, 0.4, 0.35, 0.5
+PERSON_P, PLACE_P, EVALUATIVE_P, DEGREE_P = 0.35, 0.3, 0.35, 0.5
+KINDS_PER_SHAPE = 500  # named kinds (visual hyponyms) of each shape
+KIND_ZIPF = 0.9  # exponent of the kinds' rank-frequency law within a shape
+KIND_P = 0.7  # share of a long-tail scene's groups drawn as a kind of their shape
+SAY_KIND_P = 0.6  # a caption names a kind group's kind this often (else only its shape)
 
 # --- syllables and scripts ----------------------------------------------------------------------
 
@@ -207,7 +224,96 @@ def _zipf_cdf(n: int, exponent: float) -> list[float]:
 
 def zipf_rank(rng: np.random.Generator, n: int, exponent: float) -> int:
     """A rank in 0..n-1 with P(r) ∝ (r+1)^-exponent (one uniform draw of ``rng``)."""
-    return min(bisect_right(_zipf_cdf(n, exponent), rng.random()), n - 1)
+    return zipf_rank_of(rng.random(), n, exponent)
+
+
+def zipf_rank_of(u: float, n: int, exponent: float) -> int:
+    """The rank of :func:`zipf_rank` for the uniform draw ``u`` in [0, 1)."""
+    return min(bisect_right(_zipf_cdf(n, exponent), float(u)), n - 1)
+
+
+# --- the words of the kinds --------------------------------------------------------------------
+
+_KATAKANA = dict(
+    zip(
+        ONSETS,
+        (
+            "アイウエオ",
+            "カキクケコ",
+            "ガギグゲゴ",
+            "サシスセソ",
+            "タチツテト",
+            "ダヂヅデド",
+            "ナニヌネノ",
+            "ハヒフヘホ",
+            "バビブベボ",
+            "パピプペポ",
+            "マミムメモ",
+            "ラリルレロ",
+        ),
+    )
+)
+KIND_SCRIPTS = ("en", "ru", "ar", "hi", "ko", "zh", "ja")  # en: every language written in Latin letters
+
+
+@lru_cache(maxsize=1)
+def _kind_ideograph_choices() -> np.ndarray:
+    """(N_SYLLABLES², 2) ranks among a syllable's characters, one per syllable of every two-syllable
+    code: a fixed Zipf-weighted draw, as :func:`_ideograph_choices` is for the names."""
+    rng = np.random.default_rng([LEXICON_SEED, 5])
+    cdf = np.cumsum(1.0 / np.arange(1, IDEOGRAPHS_PER_SYLLABLE + 1) ** IDEOGRAPH_ZIPF)
+    ranks = np.searchsorted(cdf / cdf[-1], rng.random((N_SYLLABLES**2, 2)), side="right")
+    return np.minimum(ranks, IDEOGRAPHS_PER_SYLLABLE - 1)
+
+
+def _kind_syllables(code: int, lang: str) -> str:
+    """A two-syllable code written in ``lang``'s script, lower case: zh in characters of the
+    syllables' readings chosen per word (as for the names), ja in katakana (as a loanword is written)."""
+    syllables = (code // N_SYLLABLES, code % N_SYLLABLES)
+    if lang == "zh":
+        choices = _kind_ideograph_choices()[code]
+        return "".join(_ideographs("zh")[s][c] for s, c in zip(syllables, choices))
+    if lang == "ja":
+        return "".join(_KATAKANA[ONSETS[s // len(VOWELS)]][s % len(VOWELS)] for s in syllables)
+    script = "en" if lang in ("en", "de", "fr", "cs", "af") else lang
+    return "".join(_syllable(s, script, i == 0) for i, s in enumerate(syllables))
+
+
+@lru_cache(maxsize=1)
+def _kind_codes() -> tuple[int, ...]:
+    """The two-syllable codes of the kinds, ``KINDS_PER_SHAPE`` a shape in shape order: a fixed draw
+    from all 60², leaving out every code whose word is already a word of some language's captions
+    (``rote`` is German for red), or whose Latin form is another kind's."""
+    from polyvse.data.synthetic_lang import REALISERS  # the realisers import this module
+
+    reserved: dict[str, set[str]] = {script: set() for script in KIND_SCRIPTS}
+    for lang, realiser in REALISERS.items():
+        script = lang if lang in KIND_SCRIPTS else "en"
+        pairs = [*realiser.long_tail_glossary()] + ([] if lang == "en" else [*realiser.glossary()])
+        words = [w for pair in pairs for w in pair] + [*FRAMES[lang], *EVALUATIVE_WORDS[lang], *DEGREE_WORDS[lang]]
+        reserved[script] |= {t for w in words for t in w.lower().replace("{", " ").replace("}", " ").split()}
+        reserved["en"] |= {t for w in words for t in w.lower().split()}  # English glosses of every language
+    rng = np.random.default_rng([LEXICON_SEED, 3])
+    codes: list[int] = []
+    for code in rng.permutation(N_SYLLABLES**2).tolist():
+        if all(_kind_syllables(code, script) not in reserved[script] for script in KIND_SCRIPTS):
+            codes.append(code)
+            if len(codes) == len(KIND_SHAPES) * KINDS_PER_SHAPE:
+                return tuple(codes)
+    raise AssertionError("too few two-syllable codes for the kinds")
+
+
+KIND_SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring")  # synthetic_scene.SHAPES
+
+
+def kind_word(shape: str, kind: int, lang: str) -> str:
+    """The word of kind ``kind`` (0 = most frequent) of ``shape`` in ``lang``'s script, lower case: the
+    modifier the realisers put before or after the noun, or compound with it."""
+    if shape not in KIND_SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; expected one of {KIND_SHAPES}")
+    if not 0 <= kind < KINDS_PER_SHAPE:
+        raise ValueError(f"kind {kind} outside 0..{KINDS_PER_SHAPE - 1}")
+    return _kind_syllables(_kind_codes()[KIND_SHAPES.index(shape) * KINDS_PER_SHAPE + kind], lang)
 
 
 # --- the language-independent part of a long-tail plan ------------------------------------------

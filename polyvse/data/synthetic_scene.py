@@ -9,7 +9,11 @@ its rng, so that images of equal scenes are not pixel-identical templates.
 With ``lexicon="long_tail"`` (:mod:`polyvse.data.synthetic_lexicon`) a group can
 also be a light or dark shade of its colour, drawn after every draw of the closed
 sampler (so closed scenes are unchanged) and rendered as a tint or shade of the
-base colour: the long-tail captions' shade words name something visible.
+base colour: the long-tail captions' shade words name something visible. A group can
+also be a named *kind* of its shape (:data:`~polyvse.data.synthetic_lexicon.KIND_P`, its
+rank Zipf-weighted), drawn with the kind's own geometry (:func:`kind_geometry`: an oval
+or a flat rectangle, a star of four to eight points, a saltire...), so that the kinds'
+words, most of them rare, name something the image shows.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from PIL import Image, ImageDraw
 
-from polyvse.data.synthetic_lexicon import SHADE_P
+from polyvse.data.synthetic_lexicon import KIND_P, KIND_SHAPES, KIND_ZIPF, KINDS_PER_SHAPE, LEXICON_SEED, SHADE_P
+from polyvse.data.synthetic_lexicon import zipf_rank_of
 
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring")
 COLOURS: tuple[str, ...] = ("red", "orange", "yellow", "green", "blue", "purple", "black", "white")
@@ -56,6 +61,7 @@ class ObjectGroup:
     position: str
     count: int
     shade: str | None = None  # light/dark (long-tail scenes only); None: the base colour
+    kind: int | None = None  # rank of the shape's kind (long-tail scenes only); None: the plain shape
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,8 @@ def sample_scene(rng: np.random.Generator, lexicon: str = "closed") -> Scene:
     """Draw one scene: 1–3 groups at distinct positions with distinct (shape, colour) pairs.
 
     ``long_tail``: the same draws, then a shade per group (light or dark with
-    probability ``SHADE_P`` each half, for chromatic colours only).
+    probability ``SHADE_P`` each half, for chromatic colours only), then a kind per
+    group (with probability ``KIND_P``, its rank Zipf-weighted).
     """
     if lexicon not in ("closed", "long_tail"):
         raise ValueError(f"unknown lexicon {lexicon!r}; expected 'closed' or 'long_tail'")
@@ -107,7 +114,50 @@ def sample_scene(rng: np.random.Generator, lexicon: str = "closed") -> Scene:
         replace(g, shade=SHADES[int(b < 0.5)] if (a < SHADE_P and g.colour in CHROMATIC) else None)
         for g, (a, b) in zip(groups, u)
     )
-    return replace(scene, groups=shaded)
+    v = rng.random((len(groups), 2))  # likewise drawn for every group
+    kinded = tuple(
+        replace(g, kind=zipf_rank_of(b, KINDS_PER_SHAPE, KIND_ZIPF) if a < KIND_P else None)
+        for g, (a, b) in zip(shaded, v)
+    )
+    return replace(scene, groups=kinded)
+
+
+@dataclass(frozen=True)
+class KindGeometry:
+    """How a kind of a shape differs from the shape: a fixed draw per kind (:func:`kind_geometry`).
+
+    ``aspect``: height over width (circle, square, ring; 1 = the shape's own);
+    ``cut``: corners cut off a square, as a share of its half-side; ``points``: a
+    star's; ``inner``: a star's inner radius over its outer one, a cross's arm width
+    over its arm length, a ring's band over its radius, a triangle's apex offset
+    (-0.5..0.5 of its base); ``tilt``: a fixed rotation in radians (a cross at 45°
+    is a saltire).
+    """
+
+    aspect: float = 1.0
+    cut: float = 0.0
+    points: int = 5
+    inner: float = 0.0
+    tilt: float = 0.0
+
+
+def kind_geometry(shape: str, kind: int) -> KindGeometry:
+    """The geometry of kind ``kind`` of ``shape``: deterministic, the same in every dataset."""
+    if shape not in KIND_SHAPES or not 0 <= kind < KINDS_PER_SHAPE:
+        raise ValueError(f"no kind {kind} of shape {shape!r}")
+    rng = np.random.default_rng([LEXICON_SEED, 4, KIND_SHAPES.index(shape), kind])
+    a, b, c = (float(x) for x in rng.random(3))
+    if shape == "circle":  # an oval
+        return KindGeometry(aspect=0.45 + 0.4 * a, tilt=math.pi * b)
+    if shape == "square":  # a rectangle, its corners cut
+        return KindGeometry(aspect=0.4 + 0.55 * a, cut=0.45 * b, tilt=0.5 * math.pi * c)
+    if shape == "triangle":  # flat or tall, its apex off centre
+        return KindGeometry(aspect=0.5 + 1.0 * a, inner=b - 0.5, tilt=2 * math.pi * c)
+    if shape == "star":  # 4 or 6-8 points, thin or fat
+        return KindGeometry(points=(4, 6, 7, 8)[int(a * 4)], inner=0.25 + 0.3 * b, tilt=2 * math.pi * c)
+    if shape == "cross":  # thin or thick arms, upright or a saltire
+        return KindGeometry(aspect=0.7 + 0.3 * c, inner=0.12 + 0.3 * a, tilt=(math.pi / 4) * (b < 0.5))
+    return KindGeometry(aspect=0.55 + 0.45 * a, inner=0.15 + 0.5 * b, tilt=math.pi * c)  # ring: oval, any band
 
 
 # --- rendering --------------------------------------------------------------------------------
@@ -241,6 +291,49 @@ def _polygon(shape: str, cx: float, cy: float, r: float, angle: float) -> list[t
     return [(cx + x * c - y * s, cy + x * s + y * c) for x, y in local]
 
 
+def _kind_polygon(shape: str, geometry: KindGeometry, cx: float, cy: float, r: float, angle: float) -> list:
+    """Vertices of a kind of ``shape`` (not ring) of nominal radius ``r``, rotated by ``angle`` + its tilt."""
+    g = geometry
+    if shape == "circle":
+        local = [(1.15 * r * math.cos(t), 1.15 * r * g.aspect * math.sin(t)) for t in np.linspace(0, 2 * math.pi, 48)]
+    elif shape == "square":
+        w, h = 1.1 * r, 1.1 * r * g.aspect
+        k = g.cut * min(w, h)
+        local = [(-w + k, -h), (w - k, -h), (w, -h + k), (w, h - k), (w - k, h), (-w + k, h), (-w, h - k), (-w, -h + k)]
+    elif shape == "triangle":
+        half = 1.25 * r
+        local = [(2 * g.inner * half, -half * g.aspect), (half, half * g.aspect), (-half, half * g.aspect)]
+    elif shape == "star":
+        n = g.points
+        local = [
+            (
+                (1.3 if k % 2 == 0 else 1.3 * g.inner) * r * math.cos(-math.pi / 2 + k * math.pi / n),
+                (1.3 if k % 2 == 0 else 1.3 * g.inner) * r * math.sin(-math.pi / 2 + k * math.pi / n),
+            )
+            for k in range(2 * n)
+        ]
+    elif shape == "cross":
+        a, b, w = 1.2 * r, 1.2 * r * g.aspect, 1.2 * r * g.inner
+        local = [
+            (-w, -b),
+            (w, -b),
+            (w, -w),
+            (a, -w),
+            (a, w),
+            (w, w),
+            (w, b),
+            (-w, b),
+            (-w, w),
+            (-a, w),
+            (-a, -w),
+            (-w, -w),
+        ]
+    else:
+        raise ValueError(f"shape {shape!r} has no kind polygon")
+    c, s = math.cos(angle + g.tilt), math.sin(angle + g.tilt)
+    return [(cx + x * c - y * s, cy + x * s + y * c) for x, y in local]
+
+
 def _object_centres(
     position: str, count: int, r: float, side: int, rng: np.random.Generator
 ) -> list[tuple[float, float]]:
@@ -263,6 +356,30 @@ def _object_centres(
     return [(cx + ox + rng.uniform(-0.05, 0.05) * r, cy + oy + rng.uniform(-0.05, 0.05) * r) for ox, oy in offsets]
 
 
+def _draw_kind(
+    draw: ImageDraw.ImageDraw,
+    shape: str,
+    geometry: KindGeometry,
+    cx: float,
+    cy: float,
+    r: float,
+    fill: tuple[int, int, int],
+    edge: tuple[int, int, int],
+    line: int,
+    rng: np.random.Generator,
+) -> None:
+    angle = math.radians(rng.uniform(-18, 18))
+    if shape == "ring":  # an oval band: a thick closed line along the band's middle
+        band = max(2.0, geometry.inner * r)
+        mid = r - band / 2
+        ring = [(mid * math.cos(t), mid * geometry.aspect * math.sin(t)) for t in np.linspace(0, 2 * math.pi, 49)]
+        c, s = math.cos(angle + geometry.tilt), math.sin(angle + geometry.tilt)
+        points = [(cx + x * c - y * s, cy + x * s + y * c) for x, y in ring]
+        draw.line(points, fill=fill, width=max(2, round(band)), joint="curve")
+        return
+    draw.polygon(_kind_polygon(shape, geometry, cx, cy, r, angle), fill=fill, outline=edge, width=line)
+
+
 def render_scene(scene: Scene, size: int, rng: np.random.Generator) -> Image.Image:
     """Render ``scene`` as an RGB image of ``size`` x ``size`` pixels.
 
@@ -281,7 +398,9 @@ def render_scene(scene: Scene, size: int, rng: np.random.Generator) -> Image.Ima
         for cx, cy in _object_centres(group.position, group.count, r, side, rng):
             fill = _jitter_rgb(_shaded_rgb(group.colour, group.shade), rng, 14)
             edge = _darker(fill, 0.5) if group.colour != "black" else (90, 90, 90)
-            if group.shape == "circle":
+            if group.kind is not None:
+                _draw_kind(draw, group.shape, kind_geometry(group.shape, group.kind), cx, cy, r, fill, edge, line, rng)
+            elif group.shape == "circle":
                 draw.ellipse([cx - r, cy - r, cx + r, cy + r], fill=fill, outline=edge, width=line)
             elif group.shape == "ring":
                 band = max(2, round(0.38 * r))
