@@ -285,7 +285,9 @@ def read_muse_pairs(lang: str) -> set[tuple[str, str]]:
 def test_kinds_are_visible_in_the_image():
     """A kind is drawn with its own geometry: a different silhouette from its shape's and from
     another kind's, in the same place and colour."""
-    from polyvse.data.synthetic_scene import kind_geometry
+    from polyvse.data.synthetic_scene import SHAPES, kind_geometry
+
+    assert lex.KIND_SHAPES == SHAPES  # the lexicon's copy (the scene module imports the lexicon)
 
     def mask(shape, kind):
         group = ObjectGroup(shape, "red", "large", "centre", 1, kind=kind)

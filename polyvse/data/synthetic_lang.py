@@ -303,8 +303,7 @@ def _phrases(entry: object) -> list[str]:
 
 def _words(entry: object) -> list[str]:
     """The words of a lexicon entry (a form, or a tuple of forms and gender codes)."""
-    forms = [entry] if isinstance(entry, str) else [f for f in entry if isinstance(f, str)]
-    return [w for f in forms if f not in ("m", "f", "n") for w in f.split()]
+    return [w for f in _phrases(entry) for w in f.split()]
 
 
 class _Realiser:

@@ -47,14 +47,19 @@ then one realiser per language):
   characters of that reading, chosen per name and Zipf-weighted
   (:data:`IDEOGRAPH_ZIPF`), as Chinese given names and Japanese names choose among
   many characters of one sound. One fixed character per syllable gave every zh/ja
-  name out of 60 characters, and a few hundred character types in all.
+  name out of 60 characters, and a few hundred character types in all. A kind's
+  word is written the same way in zh; in ja in katakana.
 
-Pool size, draw rates and exponent are calibrated so that the m30k profile's
+Pool sizes, draw rates and exponents are calibrated so that the m30k profile's
 5,000 English training captions of 1,000 images have ~3,000 types (Multi30K:
 4,042) with a rank–frequency slope near real text's, and 145,000 captions of
-29,000 images have ~20,000 (Heaps' law; the pools bound it at 3 × POOL_SIZE).
-Measured (seed 0, :func:`polyvse.data.stats.dataset_stats`): 3,123 types, 73 % seen
-once, slope −1.05, test OOV 2.4 % (200 test images); 22,899 types at 29,000 images.
+29,000 images have ~20,000 (Heaps' law; the pools bound it at 3 × POOL_SIZE +
+6 × KINDS_PER_SHAPE). Measured (seed 0, :func:`polyvse.data.stats.dataset_stats`):
+3,147 types (2,334 names, 723 kinds, 90 words of the grammar), 59 % seen once,
+slope −1.17, test OOV 3.5 % (200 test images); at 29,000 images 23,200 types, 36 %
+seen once, test OOV 0.35 % (1,000 test images; real Multi30K: 17,712, 34 %, 0.35 %).
+The kinds are seldom seen once (72 of the 723): the five captions of an image
+name its kinds again, as Multi30K's annotators name an image's rare objects.
 This is the workflow's default lexicon (issue 13); FastText learns its vectors from
 a text-only corpus of the same lexicon (:mod:`polyvse.data.synthetic_corpus`), as
 SMALR §3.1 and MULE §Experiments learn theirs from Wikipedia, not from the captions.
