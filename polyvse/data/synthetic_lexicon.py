@@ -57,7 +57,7 @@ Pool sizes, draw rates and exponents are calibrated so that the m30k profile's
 6 × KINDS_PER_SHAPE). Measured (seed 0, :func:`polyvse.data.stats.dataset_stats`):
 3,147 types (2,334 names, 723 kinds, 90 words of the grammar), 59 % seen once,
 slope −1.17, test OOV 3.5 % (200 test images); at 29,000 images 23,200 types, 36 %
-seen once, test OOV 0.35 % (1,000 test images; real Multi30K: 17,712, 34 %, 0.35 %).
+seen once, test OOV 0.30 % (the scale config's splits; real Multi30K: 17,712, 34 %, 0.35 %).
 The kinds are seldom seen once (72 of the 723): the five captions of an image
 name its kinds again, as Multi30K's annotators name an image's rare objects.
 This is the workflow's default lexicon (issue 13); FastText learns its vectors from
