@@ -246,6 +246,28 @@ def _draw_background(
         raise ValueError(f"unknown texture {texture!r}; expected one of {TEXTURES}")
 
 
+def _star(points: int, outer: float, inner: float) -> list[tuple[float, float]]:
+    """A star's vertices around the origin, its first point up: ``points`` tips at radius ``outer``."""
+    return [
+        (
+            (outer if k % 2 == 0 else inner) * math.cos(-math.pi / 2 + k * math.pi / points),
+            (outer if k % 2 == 0 else inner) * math.sin(-math.pi / 2 + k * math.pi / points),
+        )
+        for k in range(2 * points)
+    ]
+
+
+def _cross(a: float, b: float, w: float) -> list[tuple[float, float]]:
+    """A cross's vertices around the origin: arms of half-length ``a`` across, ``b`` up and down, half-width ``w``."""
+    return [(-w, -b), (w, -b), (w, -w), (a, -w), (a, w), (w, w), (w, b), (-w, b), (-w, w), (-a, w), (-a, -w), (-w, -w)]
+
+
+def _placed(local: list[tuple[float, float]], cx: float, cy: float, angle: float) -> list[tuple[float, float]]:
+    """``local`` vertices rotated by ``angle`` (rad) and moved to (cx, cy)."""
+    c, s = math.cos(angle), math.sin(angle)
+    return [(cx + x * c - y * s, cy + x * s + y * c) for x, y in local]
+
+
 def _polygon(shape: str, cx: float, cy: float, r: float, angle: float) -> list[tuple[float, float]]:
     """Vertices of ``shape`` of nominal radius ``r`` centred on (cx, cy), rotated by ``angle`` (rad)."""
     if shape == "square":
@@ -262,33 +284,12 @@ def _polygon(shape: str, cx: float, cy: float, r: float, angle: float) -> list[t
             for k in range(3)
         ]
     elif shape == "star":
-        local = [
-            (
-                (1.3 if k % 2 == 0 else 0.55) * r * math.cos(-math.pi / 2 + k * math.pi / 5),
-                (1.3 if k % 2 == 0 else 0.55) * r * math.sin(-math.pi / 2 + k * math.pi / 5),
-            )
-            for k in range(10)
-        ]
+        local = _star(5, 1.3 * r, 0.55 * r)
     elif shape == "cross":
-        a, w = 1.15 * r, 0.36 * r
-        local = [
-            (-w, -a),
-            (w, -a),
-            (w, -w),
-            (a, -w),
-            (a, w),
-            (w, w),
-            (w, a),
-            (-w, a),
-            (-w, w),
-            (-a, w),
-            (-a, -w),
-            (-w, -w),
-        ]
+        local = _cross(1.15 * r, 1.15 * r, 0.36 * r)
     else:
         raise ValueError(f"shape {shape!r} is not a polygon")
-    c, s = math.cos(angle), math.sin(angle)
-    return [(cx + x * c - y * s, cy + x * s + y * c) for x, y in local]
+    return _placed(local, cx, cy, angle)
 
 
 def _kind_polygon(shape: str, geometry: KindGeometry, cx: float, cy: float, r: float, angle: float) -> list:
@@ -304,34 +305,12 @@ def _kind_polygon(shape: str, geometry: KindGeometry, cx: float, cy: float, r: f
         half = 1.25 * r
         local = [(2 * g.inner * half, -half * g.aspect), (half, half * g.aspect), (-half, half * g.aspect)]
     elif shape == "star":
-        n = g.points
-        local = [
-            (
-                (1.3 if k % 2 == 0 else 1.3 * g.inner) * r * math.cos(-math.pi / 2 + k * math.pi / n),
-                (1.3 if k % 2 == 0 else 1.3 * g.inner) * r * math.sin(-math.pi / 2 + k * math.pi / n),
-            )
-            for k in range(2 * n)
-        ]
+        local = _star(g.points, 1.3 * r, 1.3 * g.inner * r)
     elif shape == "cross":
-        a, b, w = 1.2 * r, 1.2 * r * g.aspect, 1.2 * r * g.inner
-        local = [
-            (-w, -b),
-            (w, -b),
-            (w, -w),
-            (a, -w),
-            (a, w),
-            (w, w),
-            (w, b),
-            (-w, b),
-            (-w, w),
-            (-a, w),
-            (-a, -w),
-            (-w, -w),
-        ]
+        local = _cross(1.2 * r, 1.2 * r * g.aspect, 1.2 * r * g.inner)
     else:
         raise ValueError(f"shape {shape!r} has no kind polygon")
-    c, s = math.cos(angle + g.tilt), math.sin(angle + g.tilt)
-    return [(cx + x * c - y * s, cy + x * s + y * c) for x, y in local]
+    return _placed(local, cx, cy, angle + g.tilt)
 
 
 def _object_centres(
