@@ -159,14 +159,20 @@ def _ideographs(lang: str) -> tuple[tuple[str, ...], ...]:
     return tuple(out)
 
 
+def _ideograph_ranks(stream: int, shape: tuple[int, ...]) -> np.ndarray:
+    """``shape`` ranks among a syllable's characters, Zipf-weighted (:data:`IDEOGRAPH_ZIPF`): a fixed
+    draw of the lexicon's random ``stream``."""
+    rng = np.random.default_rng([LEXICON_SEED, stream])
+    cdf = np.cumsum(1.0 / np.arange(1, IDEOGRAPHS_PER_SYLLABLE + 1) ** IDEOGRAPH_ZIPF)
+    ranks = np.searchsorted(cdf / cdf[-1], rng.random(shape), side="right")
+    return np.minimum(ranks, IDEOGRAPHS_PER_SYLLABLE - 1)
+
+
 @lru_cache(maxsize=1)
 def _ideograph_choices() -> np.ndarray:
-    """(len(POOLS), POOL_SIZE, 3) ranks among a syllable's characters, one per syllable of every name:
-    a fixed Zipf-weighted draw, the same in zh and ja."""
-    rng = np.random.default_rng([LEXICON_SEED, 2])
-    cdf = np.cumsum(1.0 / np.arange(1, IDEOGRAPHS_PER_SYLLABLE + 1) ** IDEOGRAPH_ZIPF)
-    ranks = np.searchsorted(cdf / cdf[-1], rng.random((len(POOLS), POOL_SIZE, 3)), side="right")
-    return np.minimum(ranks, IDEOGRAPHS_PER_SYLLABLE - 1)
+    """(len(POOLS), POOL_SIZE, 3) ranks among a syllable's characters, one per syllable of every name,
+    the same in zh and ja."""
+    return _ideograph_ranks(2, (len(POOLS), POOL_SIZE, 3))
 
 
 def _syllable(index: int, lang: str, first: bool) -> str:
@@ -264,11 +270,8 @@ KIND_SCRIPTS = ("en", "ru", "ar", "hi", "ko", "zh", "ja")  # en: every language 
 @lru_cache(maxsize=1)
 def _kind_ideograph_choices() -> np.ndarray:
     """(N_SYLLABLES², 2) ranks among a syllable's characters, one per syllable of every two-syllable
-    code: a fixed Zipf-weighted draw, as :func:`_ideograph_choices` is for the names."""
-    rng = np.random.default_rng([LEXICON_SEED, 5])
-    cdf = np.cumsum(1.0 / np.arange(1, IDEOGRAPHS_PER_SYLLABLE + 1) ** IDEOGRAPH_ZIPF)
-    ranks = np.searchsorted(cdf / cdf[-1], rng.random((N_SYLLABLES**2, 2)), side="right")
-    return np.minimum(ranks, IDEOGRAPHS_PER_SYLLABLE - 1)
+    code, as :func:`_ideograph_choices` for the names."""
+    return _ideograph_ranks(5, (N_SYLLABLES**2, 2))
 
 
 def _kind_syllables(code: int, lang: str) -> str:
@@ -288,16 +291,18 @@ def _kind_syllables(code: int, lang: str) -> str:
 def _kind_codes() -> tuple[int, ...]:
     """The two-syllable codes of the kinds, ``KINDS_PER_SHAPE`` a shape in shape order: a fixed draw
     from all 60², leaving out every code whose word is already a word of some language's captions
-    (``rote`` is German for red), or whose Latin form is another kind's."""
+    (``rote`` is German for red). Distinct codes are distinct words in every script but Arabic's,
+    whose letters merge some vowels (and b with p): there, as in real loanwords, two kinds may share one."""
     from polyvse.data.synthetic_lang import REALISERS  # the realisers import this module
 
     reserved: dict[str, set[str]] = {script: set() for script in KIND_SCRIPTS}
     for lang, realiser in REALISERS.items():
-        script = lang if lang in KIND_SCRIPTS else "en"
         pairs = [*realiser.long_tail_glossary()] + ([] if lang == "en" else [*realiser.glossary()])
-        words = [w for pair in pairs for w in pair] + [*FRAMES[lang], *EVALUATIVE_WORDS[lang], *DEGREE_WORDS[lang]]
-        reserved[script] |= {t for w in words for t in w.lower().replace("{", " ").replace("}", " ").split()}
-        reserved["en"] |= {t for w in words for t in w.lower().split()}  # English glosses of every language
+        texts = [w for pair in pairs for w in pair] + [*FRAMES[lang], *EVALUATIVE_WORDS[lang], *DEGREE_WORDS[lang]]
+        # a frame's words lose its {placeholders}; the English glosses go to the Latin script's words
+        words = {t for text in texts for t in text.lower().replace("{", " ").replace("}", " ").split()}
+        reserved[lang if lang in KIND_SCRIPTS else "en"] |= words
+        reserved["en"] |= {t for text in texts for t in text.lower().split()}
     rng = np.random.default_rng([LEXICON_SEED, 3])
     codes: list[int] = []
     for code in rng.permutation(N_SYLLABLES**2).tolist():
