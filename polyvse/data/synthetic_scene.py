@@ -292,7 +292,9 @@ def _polygon(shape: str, cx: float, cy: float, r: float, angle: float) -> list[t
     return _placed(local, cx, cy, angle)
 
 
-def _kind_polygon(shape: str, geometry: KindGeometry, cx: float, cy: float, r: float, angle: float) -> list:
+def _kind_polygon(
+    shape: str, geometry: KindGeometry, cx: float, cy: float, r: float, angle: float
+) -> list[tuple[float, float]]:
     """Vertices of a kind of ``shape`` (not ring) of nominal radius ``r``, rotated by ``angle`` + its tilt."""
     g = geometry
     if shape == "circle":
