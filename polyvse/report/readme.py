@@ -5,8 +5,9 @@ A default run's tables are kept in the repository as a *snapshot*
 time from ``logs/runs.tsv``). The README's result blocks are a pure function of
 that snapshot: each sits between ``<!-- results:NAME:start -->`` and
 ``<!-- results:NAME:end -->`` and is rewritten by :func:`fill_blocks`; a test
-fails when the README and the snapshot disagree, and ``check`` fails when the
-snapshot and a fresh run's ``results/`` disagree.
+fails when the README and the snapshot disagree, and ``check`` fails when a fresh
+run's ``results/`` is not the snapshot's result: a table beyond the tolerance a run on
+another CPU needs, or a finding's verdict changed (:mod:`polyvse.report.comparison`).
 
 The same DAG at the budget the default had until it was cut to 30 minutes (``config/longer_budget.yaml``)
 is kept in ``docs/longer_budget_run/``, a snapshot like the default's; the README sets its findings beside
@@ -20,7 +21,7 @@ Usage, after ``snakemake --cores all`` on the default config::
 
     python -m polyvse.report.readme snapshot   # results/ + logs/runs.tsv -> docs/default_run/
     python -m polyvse.report.readme write      # docs/default_run/ + docs/scale_run/ -> README.md blocks
-    python -m polyvse.report.readme check      # does results/ equal docs/default_run/?
+    python -m polyvse.report.readme check      # does results/ equal docs/default_run/ (within the tolerance)?
 
 and in the working directory of a scale run::
 
@@ -41,9 +42,9 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
+from polyvse.errors import InputError
 from polyvse.io import temporary_sibling
 from polyvse.report.benchmarks import (
     benchmark_summary,
@@ -52,6 +53,7 @@ from polyvse.report.benchmarks import (
     peak_rss_by_rule,
     startup_by_rule,
 )
+from polyvse.report.comparison import EQUAL, TOLERANCE, RunComparison, compare_runs, same_file
 from polyvse.report.gpu_runs import GpuRunError, gpu_runs_block, keep_run
 
 
@@ -426,36 +428,49 @@ def take_snapshot(results: Path, runs: Path, snapshot: Path) -> list[Path]:
     return files
 
 
-def same_file(a: Path, b: Path, rtol: float = 1e-9) -> bool:
-    """Equal bytes, or, for two TSV tables, equal text cells and numbers equal to ``rtol``: a least-squares
-    slope may differ in its 16th digit between two CPUs' BLAS kernels, which is not another result."""
-    if a.read_bytes() == b.read_bytes():
-        return True
-    if a.suffix != ".tsv":
-        return False
-    x, y = (pd.read_csv(f, sep="\t", dtype=str, keep_default_na=False) for f in (a, b))
-    if list(x.columns) != list(y.columns) or x.shape != y.shape:
-        return False
-    for col in x.columns:
-        if (x[col] == y[col]).all():
-            continue
-        u, v = pd.to_numeric(x[col], errors="coerce"), pd.to_numeric(y[col], errors="coerce")
-        if u.isna().any() or v.isna().any() or not np.allclose(u, v, rtol=rtol, atol=0.0):
-            return False
-    return True
+def _compared_files(results: Path, snapshot: Path) -> tuple[dict[str, Path], dict[str, Path]]:
+    """The snapshot's tables and the run's by name; timings (:data:`TIMING_FILES`) are left out: they differ
+    between any two runs, as the snapshot's run record and provenance (never tables)."""
+    kept = {p.name: p for p in snapshot_files(snapshot) if p.name not in TIMING_FILES | {RUN_FILE, PROVENANCE_FILE}}
+    fresh = {p.name: p for p in snapshot_files(results) if p.name not in TIMING_FILES | {RUN_FILE, PROVENANCE_FILE}}
+    return kept, fresh
+
+
+def compare_with_snapshot(results: Path, snapshot: Path, tolerance: float = TOLERANCE) -> RunComparison:
+    """The tables of ``results`` against ``snapshot``'s, each equal, within ``tolerance`` or not, and the
+    findings' verdicts (:func:`polyvse.report.comparison.compare_runs`)."""
+    kept, fresh = _compared_files(results, snapshot)
+    return compare_runs(kept, fresh, tolerance)
 
 
 def differing_files(results: Path, snapshot: Path) -> list[str]:
-    """Names of the tables that differ between ``results`` and ``snapshot`` (or exist in one only; numbers
-    compared to :func:`same_file`'s tolerance); timings (:data:`TIMING_FILES`) are left out: they differ
-    between any two runs."""
-    fresh = {p.name: p for p in snapshot_files(results) if p.name not in TIMING_FILES}
-    kept = {p.name: p for p in snapshot_files(snapshot) if p.name not in TIMING_FILES | {RUN_FILE, PROVENANCE_FILE}}
+    """Names of the tables that are not equal between ``results`` and ``snapshot`` (or exist in one only;
+    numbers compared to :data:`polyvse.report.comparison.RTOL`), timings left out."""
+    kept, fresh = _compared_files(results, snapshot)
     return sorted(
         name
         for name in set(fresh) | set(kept)
         if name not in fresh or name not in kept or not same_file(fresh[name], kept[name])
     )
+
+
+def check(results: Path, snapshot: Path, tolerance: float = TOLERANCE) -> int:
+    """Print how the tables of ``results`` compare with ``snapshot``'s; 0 where they are the same result
+    (every table equal or within ``tolerance``, every verdict the same), 1 otherwise."""
+    found = compare_with_snapshot(results, snapshot, tolerance)
+    print(
+        f"{results} against {snapshot} (snapshot → run; numbers within {tolerance:g} points count as the same result):"
+    )
+    for line in found.report():
+        print(f"  {line}")
+    if not found.same_result:
+        what = [f"{f.name} ({f.status})" for f in found.files if not f.same_result]
+        what += [f"the verdict of {v.claim}" for v in found.verdicts]
+        print(f"{results} and {snapshot} differ: {', '.join(what)}", file=sys.stderr)
+        return 1
+    exact = all(f.status == EQUAL for f in found.files)
+    print(f"{results} equals {snapshot}" if exact else f"{results} equals {snapshot} within {tolerance:g}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -471,6 +486,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="gpu-keep: the files a bench/cuda_session.sh run left in $OUT")
     parser.add_argument("--commit", help="gpu-keep: the commit the run's working tree was")
     parser.add_argument("--date", help="gpu-keep: the run's date (default: session.txt's first line)")
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        default=TOLERANCE,
+        help=f"check: the largest difference of a number that is the same result (default {TOLERANCE:g} points)",
+    )
     args = parser.parse_args(argv)
     if args.snapshot is None:
         args.snapshot = Path("docs/scale_run" if args.command == "scale-snapshot" else "docs/default_run")
@@ -491,12 +512,8 @@ def main(argv: list[str] | None = None) -> int:
             args.readme.write_text(fill_blocks(readme, readme_blocks(args.snapshot)), encoding="utf-8")
             print(f"{args.readme}: result blocks rewritten from {args.snapshot}")
         else:
-            diff = differing_files(args.results, args.snapshot)
-            if diff:
-                print(f"{args.results} and {args.snapshot} differ: {', '.join(diff)}", file=sys.stderr)
-                return 1
-            print(f"{args.results} equals {args.snapshot}")
-    except (ReadmeError, GpuRunError) as e:
+            return check(args.results, args.snapshot, args.tolerance)
+    except (ReadmeError, GpuRunError, InputError) as e:
         print(f"polyvse: {e}", file=sys.stderr)
         return 2
     return 0

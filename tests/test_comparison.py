@@ -1,0 +1,165 @@
+"""A run against the snapshot on another CPU (polyvse.report.comparison, `readme check`): numbers within the
+tolerance are the same result, a number beyond it, a changed word or a changed verdict is not."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from polyvse.errors import InputError
+from polyvse.report.comparison import (
+    BEYOND,
+    EQUAL,
+    SHAPE,
+    TOLERANCE,
+    WITHIN,
+    WORDS,
+    compare_file,
+    compare_runs,
+    findings_verdicts,
+    row_labels,
+)
+from polyvse.report.readme import compare_with_snapshot, main
+
+TABLE2 = {"model": ["EmbN", "MULE"], "En": [37.1, 8.4], "A": ["", "3.5"], "params_train": [5920444, 4706444]}
+FINDINGS = {
+    "claim": ["smalr_clc", "smalr_clc", "liwe_languages", "liwe_languages"],
+    "row": ["SMALR", "SMALR-CLC-A", "(10) S-LIWE", "(1) S-LIWE"],
+    "mean": [3.67, 3.73, 2.63, 5.32],
+    "values": ["3.30 3.60 4.10", "3.80 3.60 3.80", "3.10 2.35 2.45", "5.75 4.95 5.25"],
+    "verdict": ["within noise", "within noise", "agrees", "agrees"],
+    "best_epochs": ["7/8 6/8 8/8", "7/8 6/8 8/8", "1/8 6/8 5/8", "8/8 6/8 8/8"],
+}
+DATA_STATS = {"dataset": ["m30k"], "lang": ["en"], "types": [3147], "rank_freq_slope": [-1.1682685510887414]}
+
+
+def write_run(folder: Path, table2: dict = TABLE2, findings: dict = FINDINGS, data_stats: dict = DATA_STATS) -> Path:
+    """A run's top-level tables: table2 (TSV and its Markdown), the findings and the data statistics."""
+    folder.mkdir(exist_ok=True)
+    pd.DataFrame(table2).to_csv(folder / "table2.tsv", sep="\t", index=False)
+    rows = [f"| {m} | {e} |" for m, e in zip(table2["model"], table2["En"])]
+    (folder / "table2.md").write_text("| model | En |\n|:--|--:|\n" + "\n".join(rows) + "\n")
+    pd.DataFrame(findings).to_csv(folder / "findings.tsv", sep="\t", index=False)
+    pd.DataFrame(data_stats).to_csv(folder / "data_stats.tsv", sep="\t", index=False)
+    return folder
+
+
+def check(tmp_path: Path, capsys, **changed) -> tuple[int, str, str]:
+    snapshot = write_run(tmp_path / "snapshot")
+    results = write_run(tmp_path / "results", **changed)
+    code = main(["check", "--results", str(results), "--snapshot", str(snapshot)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_a_run_equal_to_the_snapshot_says_equal(tmp_path, capsys):
+    code, out, _ = check(tmp_path, capsys)
+    assert code == 0
+    assert "equal: data_stats.tsv, findings.tsv, table2.md, table2.tsv" in out
+    assert "verdicts: all 2 the same" in out
+    assert out.splitlines()[-1].endswith("results equals " + str(tmp_path / "snapshot"))
+
+
+def test_a_table_moved_within_the_tolerance_is_the_same_result_and_says_by_how_much(tmp_path, capsys):
+    """Another CPU: EmbN's En 1.3 points up, a seed's value and its best epoch moved; the verdicts the same."""
+    findings = {
+        **FINDINGS,
+        "values": ["3.30 3.90 4.10", *FINDINGS["values"][1:]],
+        "best_epochs": ["7/8 5/8 8/8", *FINDINGS["best_epochs"][1:]],
+    }
+    code, out, err = check(tmp_path, capsys, table2={**TABLE2, "En": [38.4, 8.4]}, findings=findings)
+    assert code == 0, err
+    assert "table2.tsv: within tolerance, largest |Δ| 1.3 (column En, row EmbN: 37.1 → 38.4)" in out
+    assert "table2.md: within tolerance, largest |Δ| 1.3 (line 3: | EmbN | 37.1 | → | EmbN | 38.4 |)" in out
+    assert "findings.tsv: within tolerance, largest |Δ| 1 (column best_epochs, row smalr_clc / SMALR" in out
+    assert "equal: data_stats.tsv" in out and "verdicts: all 2 the same" in out
+    assert out.splitlines()[-1].endswith(f"within {TOLERANCE:g}")
+
+
+def test_a_table_moved_beyond_the_tolerance_fails_naming_the_table_the_cell_and_the_size(tmp_path, capsys):
+    code, out, err = check(tmp_path, capsys, table2={**TABLE2, "En": [37.1, 15.0]})
+    assert code == 1
+    assert "table2.tsv: beyond tolerance, largest |Δ| 6.6 (column En, row MULE: 8.4 → 15.0)" in out
+    assert "differ: table2.tsv (beyond tolerance)" in err
+    found = compare_with_snapshot(tmp_path / "results", tmp_path / "snapshot")
+    assert not found.same_result
+    assert found.failures() == ["table2.tsv: beyond tolerance, largest |Δ| 6.6 (column En, row MULE: 8.4 → 15.0)"]
+    # the Markdown table moved as much, but is judged by its TSV: only the TSV is a failure
+    assert [f.status for f in found.files if f.name == "table2.md"] == [BEYOND]
+
+
+def test_a_flipped_verdict_fails_naming_the_claim(tmp_path, capsys):
+    findings = {**FINDINGS, "verdict": ["within noise", "within noise", "within noise", "within noise"]}
+    code, out, err = check(tmp_path, capsys, findings=findings)
+    assert code == 1
+    assert "verdicts: 1 of 2 changed (snapshot → run):\n    liwe_languages (agrees → within noise)" in out
+    assert "the verdict of liwe_languages" in err
+    found = compare_with_snapshot(tmp_path / "results", tmp_path / "snapshot")
+    assert found.failures()[-1] == "verdicts changed: liwe_languages (agrees → within noise)"
+
+
+def test_a_claim_missing_from_the_run_is_a_changed_verdict(tmp_path, capsys):
+    findings = {k: v[:2] for k, v in FINDINGS.items()}
+    code, out, _ = check(tmp_path, capsys, findings=findings)
+    assert code == 1
+    assert "liwe_languages (agrees → no such claim)" in out
+    assert "findings.tsv: shape differs, 4 rows in the snapshot, 2 in the run" in out
+
+
+def test_a_changed_word_is_not_within_any_tolerance(tmp_path):
+    snapshot = write_run(tmp_path / "snapshot")
+    results = write_run(tmp_path / "results", table2={**TABLE2, "model": ["EmbN", "LIWE"]})
+    found = compare_file("table2.tsv", snapshot / "table2.tsv", results / "table2.tsv", tolerance=100.0)
+    assert found.status == WORDS and not found.same_result
+    assert found.words_at == "column model, row MULE: 'MULE' → 'LIWE'"
+
+
+def test_the_data_statistics_are_held_to_equality_and_a_last_digit_is_equal(tmp_path):
+    snapshot = write_run(tmp_path / "snapshot")
+    last_digit = {**DATA_STATS, "rank_freq_slope": [-1.1682685510887416]}
+    results = write_run(tmp_path / "results", data_stats=last_digit)
+    assert compare_file("data_stats.tsv", snapshot / "data_stats.tsv", results / "data_stats.tsv").status == EQUAL
+    results = write_run(tmp_path / "results", data_stats={**DATA_STATS, "types": [3148]})
+    found = compare_file("data_stats.tsv", snapshot / "data_stats.tsv", results / "data_stats.tsv")
+    assert (found.status, found.largest) == (BEYOND, 1.0)
+
+
+def test_a_rendering_whose_prose_moved_is_judged_by_its_tsv(tmp_path):
+    """findings.md gains a line when a row's trainings all kept their last epoch: its TSV decides."""
+    snapshot, results = tmp_path / "snapshot", tmp_path / "results"
+    for folder, extra in ((snapshot, ""), (results, "Still improving at the end of the budget: SMALR.\n")):
+        write_run(folder)
+        (folder / "findings.md").write_text(f"## A claim\n\n{extra}| SMALR | 3.67 |\n")
+    found = compare_runs({p.name: p for p in snapshot.iterdir()}, {p.name: p for p in results.iterdir()})
+    md = next(f for f in found.files if f.name == "findings.md")
+    assert md.status == SHAPE and md.rendering_of == "findings.tsv" and md.same_result
+    assert found.same_result
+
+
+def test_rows_are_named_by_the_fewest_text_columns_that_tell_them_apart():
+    table = pd.DataFrame(
+        {
+            "claim": ["a", "a", "b"],
+            "source": ["S", "S", "T"],
+            "row": ["HEM", "SMALR", "HEM"],
+            "mean": ["1.0", "2.0", "3.0"],
+        }
+    )
+    assert row_labels(table) == ["a / HEM", "a / SMALR", "b / HEM"]
+    curve = pd.DataFrame({"protocol": ["FS", "FS", "T1"], "n_examples": ["50", "100", "50"], "mR": ["4.0"] * 3})
+    assert row_labels(curve) == ["FS / 50", "FS / 100", "T1 / 50"]
+    twins = pd.DataFrame({"model": ["X", "X"], "En": ["1.0", "2.0"]})
+    assert row_labels(twins) == ["X (row 1)", "X (row 2)"]
+
+
+def test_a_findings_table_without_verdicts_is_named(tmp_path):
+    (tmp_path / "findings.tsv").write_text("claim\tmean\na\t1.0\n")
+    with pytest.raises(InputError, match="findings.tsv: findings table without column"):
+        findings_verdicts(tmp_path / "findings.tsv")
+
+
+def test_equal_and_within_tolerance_are_told_apart(tmp_path):
+    snapshot = write_run(tmp_path / "snapshot")
+    results = write_run(tmp_path / "results", table2={**TABLE2, "En": [37.1, 8.4 + TOLERANCE]})
+    assert compare_file("table2.tsv", snapshot / "table2.tsv", results / "table2.tsv").status == WITHIN
+    assert compare_file("table2.tsv", snapshot / "table2.tsv", snapshot / "table2.tsv").status == EQUAL
