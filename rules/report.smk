@@ -66,7 +66,7 @@ rule figure:
 rule provenance:
     """What the run depended on (package versions, espeak-ng and its voices, the CPU) and the
     SHA-256 of every result file by stage, written last: `python -m polyvse.report.provenance
-    diff A B` names the first stage at which two runs differ."""
+    diff A B` names what the environment changed and the first data stage at which two runs differ."""
     input:
         tables=all_targets(),
     output:

@@ -5,8 +5,12 @@ environment (package versions, the espeak-ng voices, the CPU), or one stage's
 output. :func:`provenance` records both, one row each: the environment's
 versions, then the SHA-256 of every file under ``results/`` grouped by the
 stage that writes it (``results/{dataset}/{stage}/...``; top-level files are
-the tables). :func:`first_difference` reads two such records and names the
-first stage, in DAG order, whose outputs differ: the stage to look at.
+the tables). Of two such records, :func:`environment_differences` names what
+the environment changed and :func:`first_difference` the first data stage, in
+DAG order, whose outputs differ: the stage to look at. Both are said, since an
+environment that differs does not tell which stage it moved: on another CPU
+the captions came out the same and the image features differed in their last
+digits, and so did every stage after them.
 
 Usage: ``python -m polyvse.report.provenance diff A.tsv B.tsv``.
 """
@@ -27,7 +31,6 @@ import pandas as pd
 from polyvse.errors import InputError
 
 STAGES: tuple[str, ...] = (
-    "environment",
     "dataset",
     "images",
     "references",
@@ -43,13 +46,16 @@ STAGES: tuple[str, ...] = (
     "pretrain",
     "models",
     "speech",
+    "joint",
     "mlmme",
     "translator",
     "eval",
     "tables",
+    "gallery",
 )
-"""Stages in the order the DAG runs them; a file's stage is the first path component below
-its dataset (a dataset's top-level files map by name, :data:`FILE_STAGES`)."""
+"""Data stages in the order the DAG runs them; a file's stage is the first path component below
+its dataset (a dataset's top-level files map by name, :data:`FILE_STAGES`; folders written by
+a stage of another name by :data:`DIR_STAGES`), ``gallery/`` the retrieval galleries'."""
 
 FILE_STAGES: dict[str, str] = {
     "captions.parquet": "dataset",
@@ -62,6 +68,7 @@ FILE_STAGES: dict[str, str] = {
     "data_stats.tsv": "data_stats",
     "utterances.parquet": "utterances",
 }
+DIR_STAGES: dict[str, str] = {"wav": "utterances"}  # the utterances rule speaks into wav/{lang}/
 PACKAGES: tuple[str, ...] = (
     "torch",
     "numpy",
@@ -83,6 +90,7 @@ PACKAGES: tuple[str, ...] = (
 SKIPPED_DIRS = frozenset({"checkpoint", "provenance"})  # resume state, and this record itself
 SKIPPED_FILES = frozenset({"benchmarks.tsv", "benchmarks_by_rule.tsv"})  # timings of this machine, not results
 COLUMNS = ["stage", "item", "value"]
+ENVIRONMENT = "environment"
 
 
 def sha256(path: Path, chunk: int = 1 << 20) -> str:
@@ -98,9 +106,11 @@ def stage_of(relative: Path) -> str:
     parts = relative.parts
     if len(parts) == 1:
         return "tables"
+    if parts[0] == "gallery":
+        return "gallery"
     if len(parts) == 2:
         return FILE_STAGES.get(parts[1], parts[1].split(".")[0])
-    return parts[1]
+    return DIR_STAGES.get(parts[1], parts[1])
 
 
 def environment(espeak: str = "espeak-ng") -> dict[str, str]:
@@ -156,7 +166,7 @@ def result_files(results: Path) -> Iterable[Path]:
 
 def provenance(results: Path, env: Mapping[str, str]) -> pd.DataFrame:
     """Rows (stage, item, value): the environment, then ``sha256:bytes`` of every result file."""
-    rows = [("environment", k, v) for k, v in env.items()]
+    rows = [(ENVIRONMENT, k, v) for k, v in env.items()]
     for path in result_files(results):
         rel = path.relative_to(results)
         rows.append((stage_of(rel), str(rel), f"{sha256(path)}:{path.stat().st_size}"))
@@ -177,13 +187,29 @@ def _order(stage: str) -> tuple[int, str]:
     return (STAGES.index(stage) if stage in STAGES else len(STAGES), stage)
 
 
+def environment_differences(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[str, str | None, str | None]]:
+    """(item, value in ``a``, value in ``b``) of every environment item that differs, ``a``'s order first;
+    None where a record lacks the item."""
+    left, right = ({i: v for s, i, v in r[COLUMNS].itertuples(index=False) if s == ENVIRONMENT} for r in (a, b))
+    items = [*left, *(i for i in right if i not in left)]
+    return [(i, left.get(i), right.get(i)) for i in items if left.get(i) != right.get(i)]
+
+
+def _data(record: pd.DataFrame) -> dict[str, str]:
+    """Each result file's hash by its path; its stage is :func:`stage_of` the path, so that a record written
+    before a folder had its stage compares alike."""
+    rows = record[record["stage"] != ENVIRONMENT]
+    return dict(zip(rows["item"], rows["value"]))
+
+
 def first_difference(a: pd.DataFrame, b: pd.DataFrame) -> tuple[str, list[str]] | None:
-    """The first stage (DAG order) whose rows differ between ``a`` and ``b``, with the items that
-    differ there (present in one only, or with other values); None when the records agree."""
-    left = {(s, i): v for s, i, v in a[COLUMNS].itertuples(index=False)}
-    right = {(s, i): v for s, i, v in b[COLUMNS].itertuples(index=False)}
+    """The first data stage (DAG order) whose files differ between ``a`` and ``b``, with the files that
+    differ there (present in one only, or with other contents); None when every result file agrees. The
+    environment is not a data stage: :func:`environment_differences` tells what it changed."""
+    left, right = _data(a), _data(b)
     differing = sorted(
-        {k for k in left.keys() | right.keys() if left.get(k) != right.get(k)}, key=lambda k: (_order(k[0]), k[1])
+        ((stage_of(Path(i)), i) for i in left.keys() | right.keys() if left.get(i) != right.get(i)),
+        key=lambda k: (_order(k[0]), k[1]),
     )
     if not differing:
         return None
@@ -191,26 +217,48 @@ def first_difference(a: pd.DataFrame, b: pd.DataFrame) -> tuple[str, list[str]] 
     return stage, [item for s, item in differing if s == stage]
 
 
+def describe(a: pd.DataFrame, b: pd.DataFrame, shown: int = 5) -> str | None:
+    """One line naming what the environment changed and the first data stage that differs, or None
+    where the two records agree."""
+    env, data = environment_differences(a, b), first_difference(a, b)
+    if not env and data is None:
+        return None
+
+    def some(items: list[str]) -> str:
+        return ", ".join(items[:shown]) + (f" and {len(items) - shown} more" if len(items) > shown else "")
+
+    parts = [
+        "environment differs: " + some([f"{i} ({x or 'not recorded'} vs {y or 'not recorded'})" for i, x, y in env])
+        if env
+        else "the same environment"
+    ]
+    if data is None:
+        parts.append("every data stage agrees")
+    else:
+        stage, items = data
+        parts.append(f"first data stage that differs: {stage} ({some(items)})")
+    return "; ".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m polyvse.report.provenance",
-        description="Name the first stage at which two runs' provenance records differ.",
+        description="Name what the environment changed and the first data stage at which two runs differ.",
     )
     parser.add_argument("command", choices=["diff"])
     parser.add_argument("a", type=Path)
     parser.add_argument("b", type=Path)
     args = parser.parse_args(argv)
     try:
-        found = first_difference(read_provenance(args.a), read_provenance(args.b))
+        a, b = read_provenance(args.a), read_provenance(args.b)
     except InputError as err:
         print(f"polyvse: {err}", file=sys.stderr)
         return 2
+    found = describe(a, b)
     if found is None:
         print("the two runs agree at every stage")
         return 0
-    stage, items = found
-    shown = ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
-    print(f"first differing stage: {stage} ({shown})")
+    print(found)
     return 1
 
 
