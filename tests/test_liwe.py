@@ -33,7 +33,9 @@ def test_char_vocabulary_counts_normalised_characters():
     ids = v.encode("Red cat", "en")
     assert len(ids) == 7 and ids[4] == UNK  # "c" never seen
     assert v.encode("!!!", "en") == [UNK]  # an empty text still has one step
-    assert v.encode("a red dog", "en", max_len=3) == [v.stoi["a"], v.stoi[" "], v.stoi["r"]]
+    # max_len counts words, as for the word families, not characters
+    assert v.encode("a red dog", "en", max_len=2) == [v.stoi[c] for c in "a red"]
+    assert len(v.encode("a red dog " * 10, "en", max_len=40)) == len("a red dog " * 10) - 1
     with pytest.raises(KeyError):
         v.encode("x", "fr")
     again = CharVocabulary.from_state_dict(v.state_dict())

@@ -27,10 +27,11 @@ PAD = 0
 UNK = 1
 
 
-def normalise(text: str, lang: str) -> str:
+def normalise(text: str, lang: str, max_words: int | None = None) -> str:
     """The character sequence a model reads: tokenised words joined by one space
-    (zh/ja keep their unsegmented runs)."""
-    return " ".join(tokenize(text, lang, segmenter="spaces"))
+    (zh/ja keep their unsegmented runs), the first ``max_words`` of them when given."""
+    words = tokenize(text, lang, segmenter="spaces")
+    return " ".join(words[:max_words] if max_words else words)
 
 
 class CharVocabulary:
@@ -58,11 +59,12 @@ class CharVocabulary:
         return len(self.itos)
 
     def encode(self, text: str, lang: str, max_len: int | None = None) -> list[int]:
-        """Character ids of ``text``; unseen characters map to ``<unk>``; at least one id."""
+        """Character ids of ``text``'s first ``max_len`` words (``text.max_len`` counts words for
+        every family: cut to that many characters, a sentence of ~100 would keep its first few
+        words); unseen characters map to ``<unk>``; at least one id."""
         if lang not in self.langs:
             raise KeyError(f"language {lang!r} is not in this vocabulary ({', '.join(self.langs)})")
-        ids = [self.stoi.get(c, UNK) for c in normalise(text, lang)]
-        ids = ids[:max_len] if max_len else ids
+        ids = [self.stoi.get(c, UNK) for c in normalise(text, lang, max_len)]
         return ids or [UNK]
 
     def encode_batch(
