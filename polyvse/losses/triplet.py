@@ -62,7 +62,8 @@ def gathered_top_k_hinge(
     k = min(top_k, int(negative.sum(dim=1).max()))
     if k == 0:
         return dist.sum() * 0.0
-    worst = violation.topk(k, dim=1).values
+    # keeping every negative (the warm-up of polyvse.train.negatives) needs no sort: the same terms
+    worst = violation if top_k >= violation.shape[1] else violation.topk(k, dim=1).values
     valid = torch.isfinite(worst)
     return worst.clamp(min=0.0)[valid].sum() / valid.sum().clamp(min=1)
 
@@ -149,40 +150,42 @@ def same_language_triplet(
     sentence_weight: float = 1.5,
 ) -> Tensor:
     """MULE §"Image-Language Matching", eq. (3): the bidirectional triplet with
-    every triplet inside one language.
+    every sentence triplet inside one language.
 
     "Given f_i, we sample [a] positive sentence s_i+ and a negative sentence
     s_i- represented in the same language. Equivalently, given y_i, we sample
     the positive image f_i+ and a negative image f_i-": for each language l of
-    the batch the loss is :func:`multimodal_triplet` on the language-l
-    sub-batch — the sentences in l and the images they describe. So an image
-    is compared only with sentences of the positive's language, and a sentence
-    in l only with images that have an l sentence in the batch (an image
-    without one is not a candidate the language-l sentence competes with).
-    The value is the mean over the languages whose sub-batch holds at least two
-    images (fewer: no negative exists) — MULE's public code likewise averages
-    one such loss per language (``tf.reduce_mean`` over its languages).
+    the batch, an image described by an l sentence is compared with the l
+    sentences only (its negative sentences are in l), and an l sentence with
+    every image of the batch (an image has no language: each one that the
+    sentence does not describe is a negative). The value is the mean over the
+    batch's languages of :func:`multimodal_triplet`'s two terms so restricted —
+    MULE's public code likewise averages one such loss per language
+    (``tf.reduce_mean`` over its languages).
 
     images: ``(B, D)``; sentences: ``(S, D)``; image_of_sentence: ``(S,)`` long,
     the row of ``images`` each sentence describes; lang_of_sentence: ``(S,)``
     language index of each sentence. With one language this equals
-    :func:`multimodal_triplet`. Scalar; zero (with a graph) when no language
-    has a negative.
+    :func:`multimodal_triplet`. Scalar; zero (with a graph) when the batch has
+    a single image.
     """
     if lang_of_sentence.shape != image_of_sentence.shape:
         raise ValueError(
             f"lang_of_sentence {tuple(lang_of_sentence.shape)} does not match "
             f"image_of_sentence {tuple(image_of_sentence.shape)}"
         )
+    if images.shape[0] < 2:
+        return images.sum() * 0.0 + sentences.sum() * 0.0
+    everyone = torch.arange(images.shape[0], device=images.device)
     per_language = []
     for lang in torch.unique(lang_of_sentence).tolist():
         rows = (lang_of_sentence == lang).nonzero(as_tuple=True)[0]
-        own, local = torch.unique(image_of_sentence[rows], return_inverse=True)
-        if own.numel() < 2:
-            continue
-        per_language.append(multimodal_triplet(images[own], sentences[rows], local, margin, top_k, sentence_weight))
-    if not per_language:
-        return images.sum() * 0.0 + sentences.sum() * 0.0
+        described = image_of_sentence[rows]  # (S_l,)
+        pos = described.unsqueeze(0) == everyone.unsqueeze(1)  # (B, S_l)
+        own = pos.any(dim=1)  # the images an l sentence describes: the image anchors of language l
+        image_anchored = top_k_triplet(images[own], sentences[rows], pos[own], margin, top_k)
+        sentence_anchored = top_k_triplet(sentences[rows], images, pos.T, margin, top_k)
+        per_language.append(image_anchored + sentence_weight * sentence_anchored)
     return torch.stack(per_language).mean()
 
 
