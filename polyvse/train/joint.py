@@ -202,10 +202,8 @@ class TrainedJointModel:
             "params": int(self.model.parameter_count()),
             "views": self.model.view_names,
             "vocabulary_size": len(self.vocab) if self.vocab is not None else 0,
-            "best_epoch": int(self.fit.best_epoch),
             "val_recall": round(float(self.fit.best_score), 3),
-            "epochs_run": int(len(self.fit.log)),
-            "resumed_from_epoch": int(self.fit.resumed_from),
+            **self.fit.summary(),
             "max_frames": self.max_frames,
         }
 

@@ -37,6 +37,11 @@ Objective = Callable[[nn.Module, dict[str, Tensor]], dict[str, Tensor]]
 """Maps (model, batch) to named loss terms; the term ``loss`` is optimised."""
 
 
+STOP_REASONS = ("patience", "ceiling")
+"""Why a training ended: ``patience`` (its validation score had not risen for ``patience``
+epochs: it converged) or ``ceiling`` (it ran its ceiling of epochs first)."""
+
+
 @dataclass
 class FitResult:
     best_state: dict
@@ -45,6 +50,21 @@ class FitResult:
     log: pd.DataFrame
     resumed_from: int = 0
     extra: dict = field(default_factory=dict)
+    stop_reason: str = "ceiling"
+
+    @property
+    def epochs_run(self) -> int:
+        return len(self.log)
+
+    def summary(self) -> dict:
+        """How the training went, as every family's params.json records it: its best epoch, the epochs
+        it ran, why it stopped (:data:`STOP_REASONS`) and the epoch it resumed after (0: none)."""
+        return {
+            "best_epoch": int(self.best_epoch),
+            "epochs_run": int(self.epochs_run),
+            "stop_reason": self.stop_reason,
+            "resumed_from_epoch": int(self.resumed_from),
+        }
 
 
 LAST_CHECKPOINT = "last.pt"  # in a training's checkpoint_dir: the state after its latest epoch
@@ -83,8 +103,10 @@ def run_epochs(
     score_name: str = "val_mR",
     progress: bool = True,
     autocast: torch.dtype | None = None,
+    patience: int | None = None,
 ) -> FitResult:
-    """The epoch loop every training branch shares: train, validate, keep the best, checkpoint.
+    """The epoch loop every training branch shares: train, validate, keep the best, checkpoint,
+    and stop when the validation score has stopped rising.
 
     ``batches(rng)`` yields one epoch's batches (``n_batches`` of them) from an rng seeded
     by (seed, epoch), so a resumed run draws the same batches as an uninterrupted one;
@@ -99,7 +121,14 @@ def run_epochs(
     ``device`` (automatic mixed precision); the backward pass follows it, the weights stay float32.
     The loop reads nothing back from the device inside an epoch (the loss terms are summed
     there), so on CUDA the host queues the next steps while the device works.
+
+    ``epochs`` is a ceiling: with ``patience`` set, the loop stops after ``patience`` epochs in
+    a row that did not beat the best validation score (early stopping: the papers train each
+    model to convergence and keep its best epoch). :attr:`FitResult.stop_reason` says which
+    ended it; a resumed run that had already run out of patience stops at once.
     """
+    if patience is not None and patience < 1:
+        raise ValueError(f"patience must be at least 1 epoch, got {patience}")
     checkpoint_dir = Path(checkpoint_dir)
     last_path = checkpoint_dir / LAST_CHECKPOINT
     stateful = dict(stateful or {})
@@ -125,7 +154,12 @@ def run_epochs(
             rows, best, start = ckpt["log"], ckpt["best"], ckpt["epoch"]
             log.info("resumed from checkpoint %s after epoch %d", last_path, start)
 
+    def out_of_patience(done: int) -> bool:
+        return patience is not None and done > 0 and done - best["epoch"] >= patience
+
     for epoch in range(start + 1, epochs + 1):
+        if out_of_patience(epoch - 1):
+            break
         # Seeds per epoch make a resumed run draw the same batches as an uninterrupted one.
         rng = np.random.default_rng([seed, epoch])
         torch.manual_seed(seed * 100_003 + epoch)
@@ -192,8 +226,17 @@ def run_epochs(
             last_path,
         )
         write_tsv(pd.DataFrame(rows), checkpoint_dir / "epochs.tsv", float_format="%.5g")
+    # out of patience at the ceiling's last epoch too: converged all the same
+    stop_reason = "patience" if out_of_patience(len(rows)) else "ceiling"
     if best["state"] is None:
         # no epoch validated to a finite score (or none ran): the model as it stands
         log.warning("no epoch of %s validated to a finite score; keeping the last state", checkpoint_dir)
         best["state"] = model.state_dict()
-    return FitResult(best["state"], best["epoch"], float(best["score"]), pd.DataFrame(rows), resumed_from=start)
+    return FitResult(
+        best["state"],
+        best["epoch"],
+        float(best["score"]),
+        pd.DataFrame(rows),
+        resumed_from=start,
+        stop_reason=stop_reason,
+    )

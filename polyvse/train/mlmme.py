@@ -206,10 +206,8 @@ class TrainedMLMME:
             "beta": self.settings["beta"],
             "params_train": int(train),
             "params_test": int(test),
-            "best_epoch": int(self.fit.best_epoch),
             "val_mR": round(float(self.fit.best_score), 3),
-            "epochs_run": int(len(self.fit.log)),
-            "resumed_from_epoch": int(self.fit.resumed_from),
+            **self.fit.summary(),
         }
 
 
@@ -294,6 +292,7 @@ def train_mlmme(
         device=device,
         grad_clip=tr["grad_clip"],
         progress=progress,
+        patience=tr.get("patience"),
     )
     model.load_state_dict(result.best_state)
     model.cpu()

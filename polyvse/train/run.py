@@ -18,13 +18,14 @@ from polyvse.text.vocab import Vocabulary
 from polyvse.train import families
 from polyvse.train.data import (
     DEFAULT_LANGUAGE_BALANCE,
-    ImageGroupedBatches,
+    batch_sampler,
     collate,
     device_batches,
     encode_captions,
 )
 from polyvse.train.families import FamilyInputs
 from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
+from polyvse.train.negatives import NegativesWarmup
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +54,8 @@ class TrainedModel:
         return {
             "params_train": int(train),
             "params_test": int(test),
-            "best_epoch": int(self.fit.best_epoch),
             "val_mR": round(float(self.fit.best_score), 3),
-            "epochs_run": int(len(self.fit.log)),
-            "resumed_from_epoch": int(self.fit.resumed_from),
+            **self.fit.summary(),
         }
 
 
@@ -133,11 +132,12 @@ def train_variant(
     vocab = families.build_vocabulary(settings, inputs, train_caps)
     train_enc = encode_captions(train_caps, vocab, image_index, text["max_len"])
     # before the model: a bad language_balance fails fast
-    batches = ImageGroupedBatches.for_captions(
+    batches = batch_sampler(
         train_enc,
         tr["images_per_batch"],
         tr["captions_per_image"],
         tr.get("language_balance", DEFAULT_LANGUAGE_BALANCE),
+        tr.get("image_captions", "quota"),
     )
     val_by_lang = {}
     for lang in langs:
@@ -190,14 +190,21 @@ def train_variant(
         lazy_names = sorted(name for name, p in model.named_parameters() if id(p) in lazy_ids)
         optimiser = adam(params, lr=tr["lr"], weight_decay=tr["weight_decay"], lazy=lazy)
         tracker = TrainingProgress(phase.objective, phase.epochs * n_batches)
+        warmup = NegativesWarmup(phase.objective, tr.get("negatives_warmup_epochs", 0) * n_batches)
+
+        def after_step(tracker: TrainingProgress = tracker, warmup: NegativesWarmup = warmup) -> None:
+            tracker.step()
+            warmup.step()
+
         if phase.select_by == "loss":
             all_val = pd.concat([enc.frame for enc in val_by_lang.values()], ignore_index=True)
             val_enc = encode_captions(all_val, vocab, image_index, text["max_len"])
-            val_sampler = ImageGroupedBatches.for_captions(
+            val_sampler = batch_sampler(
                 val_enc,
                 tr["images_per_batch"],
                 tr["captions_per_image"],
                 tr.get("language_balance", DEFAULT_LANGUAGE_BALANCE),
+                tr.get("image_captions", "quota"),
             )
             fixed = [
                 collate(val_enc, rows, batch_feats, device)
@@ -222,11 +229,12 @@ def train_variant(
             run_id=fingerprint(run_id, phase.name, lazy_names),
             device=device,
             grad_clip=tr["grad_clip"],
-            after_step=tracker.step,
-            stateful={"progress": tracker},
+            after_step=after_step,
+            stateful={"progress": tracker, "negatives": warmup},
             score_name=score_name,
             progress=progress,
             autocast=amp,
+            patience=tr.get("patience") if phase.select_by == "retrieval" else None,
         )
         if not last:
             # the next phase starts from this phase's last state (LP aligns the language layers)

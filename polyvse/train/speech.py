@@ -74,10 +74,8 @@ class TrainedSpeechModel:
     def summary(self) -> dict[str, Any]:
         return {
             "params": int(self.model.parameter_count()),
-            "best_epoch": int(self.fit.best_epoch),
             "val_recall": round(float(self.fit.best_score), 3),
-            "epochs_run": int(len(self.fit.log)),
-            "resumed_from_epoch": int(self.fit.resumed_from),
+            **self.fit.summary(),
             "max_frames": self.max_frames,
         }
 
@@ -158,6 +156,7 @@ def fit_multiview(
         score_name="val_recall",
         progress=progress,
         autocast=torch.bfloat16 if tr["amp"] == "bf16" else None,
+        patience=tr.get("patience"),
     )
 
 

@@ -231,6 +231,7 @@ def _fit(
         device=device,
         grad_clip=tr["grad_clip"],
         progress=progress,
+        patience=tr.get("patience"),
     )
 
 
