@@ -9,7 +9,9 @@ from polyvse.text.vocab import counts_frame, training_counts
 from polyvse.train import run
 from polyvse.train.data import (
     EncodedCaptions,
+    EveryLanguageBatches,
     ImageGroupedBatches,
+    batch_sampler,
     batch_on_device,
     collate,
     host_batch,
@@ -179,6 +181,72 @@ def test_monolingual_balanced_batches_match_the_natural_layout():
         assert len(per) == 8 and np.all(per == 2)
 
 
+# -- every language of an image in the batch ---------------------------------------------------
+
+TEN = ["en", "de", "fr", "cs", "zh", "ja", "ar", "af", "ko", "ru"]
+
+
+def test_at_ten_languages_quota_batches_starve_each_language_and_every_language_batches_do_not():
+    ds = build_dataset("all", 40, 0, 0, seed=0, captions_per_image=2, langs=TEN)
+    caps = ds.captions
+    index = {img: i for i, img in enumerate(sorted(set(caps["image_id"])))}
+    enc = EncodedCaptions.from_padded(
+        torch.zeros(len(caps), 1, dtype=torch.long),
+        torch.ones(len(caps), dtype=torch.long),
+        torch.tensor([index[i] for i in caps["image_id"]]),
+        torch.tensor([TEN.index(l) for l in caps["lang"]]),
+        TEN,
+        caps,
+    )
+
+    def images_per_language(rows):
+        return [len(set(enc.image_row[rows][enc.lang[rows] == l].tolist())) for l in range(len(TEN))]
+
+    rng = np.random.default_rng(0)
+    # the quota split: 32 rows over ten languages, so a language's same-language triplet ranks 3-4 images
+    for rows in ImageGroupedBatches.for_captions(enc, 16, 2).epoch(rng):
+        assert max(images_per_language(rows)) <= 4
+    # every language of each image: each language's sub-batch holds the batch's 16 images
+    sampler = EveryLanguageBatches.for_captions(enc, 16, 2)
+    assert len(sampler) == 3  # 40 images, 16 a batch
+    for rows in sampler.epoch(rng):
+        assert len(rows) == 160 and len(set(rows.tolist())) == 160
+        assert images_per_language(rows) == [16] * 10
+
+
+def test_every_language_batches_on_multi30k_coco_and_one_language(m30k, coco):
+    rng = np.random.default_rng(0)
+    for rows in EveryLanguageBatches.for_captions(m30k, 16, 2).epoch(rng):
+        images, per = np.unique(m30k.image_row[rows].numpy(), return_counts=True)
+        assert len(images) == 16 and np.all(per == 4)  # one caption in each of the four languages
+        assert language_counts(m30k, rows).tolist() == [16, 16, 16, 16]
+    # MSCOCO-like: every image has English, few ja or zh; balanced, the rarer languages' images are drawn
+    # as often as the English-only ones, each with its English caption too
+    counts = np.array(
+        [language_counts(coco, rows) for rows in EveryLanguageBatches.for_captions(coco, 16, 2).epoch(rng)]
+    )
+    natural = np.array(
+        [language_counts(coco, r) for r in EveryLanguageBatches.for_captions(coco, 16, 2, "natural").epoch(rng)]
+    )
+    assert np.all(counts[:, 0] >= 16) and counts[:, 1].mean() > 2 * natural[:, 1].mean()
+    assert counts[:, 2].mean() > 2 * natural[:, 2].mean()
+    # one language: captions_per_image captions of each image, as the quota batches have
+    en = coco.subset(np.flatnonzero(coco.lang.numpy() == 0))
+    for rows in EveryLanguageBatches.for_captions(en, 8, 2).epoch(rng):
+        _, per = np.unique(en.image_row[rows].numpy(), return_counts=True)
+        assert len(per) == 8 and np.all(per == 2)
+
+
+def test_every_language_batches_are_seeded_and_chosen_by_name(m30k):
+    sampler = batch_sampler(m30k, 16, 2, "balanced", "every_language")
+    assert isinstance(sampler, EveryLanguageBatches)
+    assert isinstance(batch_sampler(m30k, 16, 2, "balanced", "quota"), ImageGroupedBatches)
+    a, b = (list(sampler.epoch(np.random.default_rng(5))) for _ in range(2))
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    with pytest.raises(ValueError, match=r"training.image_captions: 'all' is neither quota nor every_language"):
+        batch_sampler(m30k, 16, 2, "balanced", "all")
+
+
 # -- wiring: train_variant builds its sampler from training.language_balance ---------------------
 
 LANGS = ["en", "de", "zh"]
@@ -241,11 +309,11 @@ class Stop(Exception):
 def test_train_variant_samples_with_the_configured_balance(tiny, tmp_path, monkeypatch, training, expected):
     seen = []
 
-    def spy(captions, images_per_batch, captions_per_image=2, balance=None, key=""):
+    def spy(captions, images_per_batch, captions_per_image=2, balance=None, image_captions="quota"):
         seen.append((images_per_batch, captions_per_image, balance))
         raise Stop
 
-    monkeypatch.setattr(run.ImageGroupedBatches, "for_captions", spy)
+    monkeypatch.setattr(run, "batch_sampler", spy)
     with pytest.raises(Stop):
         run.train_variant(*tiny, embn_settings(**training), tmp_path, progress=False)
     assert seen == [(6, 2, expected)]

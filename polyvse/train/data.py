@@ -12,7 +12,16 @@ from torch import Tensor
 
 from polyvse.text.encoded import EncodedCaptions, encode_captions
 
-__all__ = ["EncodedCaptions", "encode_captions", "ImageGroupedBatches", "collate", "language_shares", "row_quotas"]
+__all__ = [
+    "EncodedCaptions",
+    "encode_captions",
+    "EveryLanguageBatches",
+    "ImageGroupedBatches",
+    "batch_sampler",
+    "collate",
+    "language_shares",
+    "row_quotas",
+]
 
 
 T = TypeVar("T")
@@ -234,6 +243,157 @@ class ImageGroupedBatches:
                         break
                     pick = max(wanting, key=lambda l: (quotas[l] - counts[l], -l))
             yield np.asarray(batch, dtype=np.int64)
+
+
+class EveryLanguageBatches:
+    """Batches of ``images_per_batch`` distinct images, each with one caption in every training
+    language it is captioned in (and more of its captions, its languages in turn, until it gives
+    ``captions_per_image``).
+
+    With many languages a batch of :class:`ImageGroupedBatches` splits its rows between them: at
+    ten languages, 16 images × 2 captions give each language 3–4 rows, so MULE's same-language
+    triplet (MULE eq. 3) ranks an anchor against 2–3 negatives. MULE's public code instead feeds
+    every language the same number of sentences of a batch of 450 images. Here every language
+    of an image speaks of it, so each language's sub-batch holds every image of the batch
+    captioned in that language: at ten languages ×16 images, 16 positives and 15 negatives a
+    language, and the neighbourhood constraints (MULE eq. 1) get ten sentences of an image.
+
+    ``shares`` (``(L,)`` or None, :func:`language_shares`) picks the images: the language
+    furthest below its share of the batch's rows so far draws the next image from its own
+    shuffled pool (MULE §"Experiments": images of the rarer languages, MSCOCO's ja and zh, are
+    drawn as often as the English-only ones); None draws images uniformly. An epoch has
+    ``ceil(I / images_per_batch)`` batches, I the number of captioned images.
+    """
+
+    def __init__(
+        self,
+        image_row: Tensor,
+        lang: Tensor,
+        images_per_batch: int,
+        captions_per_image: int = 2,
+        shares: np.ndarray | None = None,
+    ):
+        if len(lang) != len(image_row):
+            raise ValueError(f"{len(lang)} caption languages for {len(image_row)} caption rows")
+        self.images_per_batch = images_per_batch
+        self.captions_per_image = captions_per_image
+        rows, lang_np = image_row.numpy(), lang.numpy()
+        order = np.argsort(rows, kind="stable")
+        uniq, starts = np.unique(rows[order], return_index=True)
+        self.images = uniq
+        n_langs = int(lang_np.max()) + 1 if len(lang_np) else 0
+        self.shares = None if shares is None else np.asarray(shares, dtype=np.float64)
+        if self.shares is not None:
+            if np.any(self.shares < 0) or not np.isclose(self.shares.sum(), 1.0):
+                raise ValueError(f"language shares must be non-negative and sum to 1, got {self.shares.tolist()}")
+            if n_langs > len(self.shares):
+                raise ValueError(f"caption language index {n_langs - 1} has no share ({len(self.shares)} shares given)")
+        self.lang = lang_np.tolist()
+        # per image (an index into self.images), its caption rows of each of its languages
+        by_image = np.split(order, starts[1:])
+        self.rows_by_lang = [[caps[lang_np[caps] == l] for l in np.unique(lang_np[caps])] for caps in by_image]
+        # per language, the images captioned in it
+        self.pools = [
+            np.array([i for i, caps in enumerate(by_image) if np.any(lang_np[caps] == l)], dtype=np.int64)
+            for l in range(n_langs)
+        ]
+
+    @classmethod
+    def for_captions(
+        cls,
+        captions: EncodedCaptions,
+        images_per_batch: int,
+        captions_per_image: int = 2,
+        balance: str | Mapping[str, float] = DEFAULT_LANGUAGE_BALANCE,
+        key: str = "training.language_balance",
+    ) -> "EveryLanguageBatches":
+        """The sampler of an encoded caption set, its images drawn by ``balance``."""
+        present = sorted(set(captions.lang.tolist()))
+        shares = language_shares(balance, [captions.langs[i] for i in present], key)
+        full = None
+        if shares is not None:
+            full = np.zeros(len(captions.langs))
+            full[present] = shares
+        return cls(captions.image_row, captions.lang, images_per_batch, captions_per_image, full)
+
+    def __len__(self) -> int:
+        return max(1, -(-len(self.images) // self.images_per_batch))
+
+    def image_captions(self, image: int, rng: np.random.Generator) -> list[int]:
+        """Caption rows of ``image`` (an index into ``images``): one in each of its languages, then
+        more, its languages in turn, until ``captions_per_image`` or none is left."""
+        pools = [rng.permutation(r).tolist() for r in self.rows_by_lang[image]]
+        out = [caps.pop() for caps in pools]
+        while len(out) < self.captions_per_image and any(pools):
+            for caps in pools:
+                if caps and len(out) < self.captions_per_image:
+                    out.append(caps.pop())
+        return out
+
+    def epoch(self, rng: np.random.Generator) -> Iterator[np.ndarray]:
+        """Yield caption row indices, one array per batch."""
+        n_img = len(self.images)
+        per_batch = min(self.images_per_batch, n_img)
+        if self.shares is None:
+            perm, cursor = rng.permutation(n_img), 0
+            for _ in range(len(self)):
+                if cursor + per_batch > n_img:
+                    perm, cursor = rng.permutation(n_img), 0
+                chosen = perm[cursor : cursor + per_batch].tolist()
+                cursor += per_batch
+                yield np.asarray([r for img in chosen for r in self.image_captions(img, rng)], dtype=np.int64)
+            return
+        active = [l for l in range(len(self.pools)) if self.shares[l] > 0 and len(self.pools[l])]
+        perms = {l: rng.permutation(self.pools[l]).tolist() for l in active}
+        cursors = dict.fromkeys(active, 0)
+
+        def next_image(l: int, taken: set[int]) -> int | None:
+            # two passes over the pool cover one whole permutation whatever the cursor
+            for _ in range(2 * len(perms[l])):
+                if cursors[l] == len(perms[l]):
+                    perms[l], cursors[l] = rng.permutation(self.pools[l]).tolist(), 0
+                img = perms[l][cursors[l]]
+                cursors[l] += 1
+                if img not in taken:
+                    return img
+            return None
+
+        for _ in range(len(self)):
+            counts = [0] * len(self.shares)
+            taken: set[int] = set()
+            open_langs = list(active)
+            batch: list[int] = []
+            while len(taken) < per_batch and open_langs:
+                # the language furthest below its share of the batch's rows so far draws the next image
+                total = max(1, len(batch))
+                lang = min(open_langs, key=lambda l: (counts[l] / total - self.shares[l], l))
+                img = next_image(lang, taken)
+                if img is None:
+                    open_langs.remove(lang)  # every image of its pool is in the batch
+                    continue
+                taken.add(img)
+                rows = self.image_captions(img, rng)
+                batch += rows
+                for r in rows:
+                    counts[self.lang[r]] += 1
+            yield np.asarray(batch, dtype=np.int64)
+
+
+def batch_sampler(
+    captions: EncodedCaptions,
+    images_per_batch: int,
+    captions_per_image: int,
+    balance: str | Mapping[str, float] = DEFAULT_LANGUAGE_BALANCE,
+    image_captions: str = "quota",
+) -> "ImageGroupedBatches | EveryLanguageBatches":
+    """The training sampler of ``training.image_captions``: ``quota`` (:class:`ImageGroupedBatches`,
+    a batch's rows split between the languages by their shares) or ``every_language``
+    (:class:`EveryLanguageBatches`, each image with a caption in every language it has)."""
+    if image_captions == "quota":
+        return ImageGroupedBatches.for_captions(captions, images_per_batch, captions_per_image, balance)
+    if image_captions == "every_language":
+        return EveryLanguageBatches.for_captions(captions, images_per_batch, captions_per_image, balance)
+    raise ValueError(f"training.image_captions: {image_captions!r} is neither quota nor every_language")
 
 
 def collate(encoded: EncodedCaptions, rows: np.ndarray, features: Tensor, device: torch.device) -> dict[str, Tensor]:
