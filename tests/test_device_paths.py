@@ -69,7 +69,8 @@ def test_final_state_is_the_output_at_the_last_valid_step() -> None:
     packed = nn.utils.rnn.pack_padded_sequence(words, lengths, batch_first=True, enforce_sorted=False)
     out, _ = nn.utils.rnn.pad_packed_sequence(gru(packed)[0], batch_first=True)
     expected = out[torch.arange(9), lengths - 1]
-    assert torch.equal(final_state(gru, words, lengths), expected)  # the same numbers, bit for bit
+    # the CPU's padded run reads the same state, up to the order of its float sums
+    assert torch.allclose(final_state(gru, words, lengths), expected, atol=1e-6)
 
 
 def _smalr_batch(device: torch.device) -> tuple[SMALR, dict[str, torch.Tensor]]:

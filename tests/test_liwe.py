@@ -76,14 +76,20 @@ def test_liwe_shapes_and_padding_invariance():
     assert m.embed_images(torch.randn(4, 6)).shape == (4, 3)
 
 
-def test_liwe_uses_both_final_states():
+def test_liwe_uses_both_final_states_as_a_packed_bidirectional_gru_would():
     m = tiny().eval()
-    tokens, lengths = chars().encode_batch(["a red dog"], ["en"])
-    outputs, _ = m.gru(m.char_embeddings(tokens))
-    H = m.config.gru_hidden
-    both = torch.cat([outputs[0, -1, :H], outputs[0, 0, H:]])  # forward after the last, backward after the first
-    by_hand = torch.nn.functional.normalize(m.fc(both), dim=0)
-    assert torch.allclose(m.embed_sentences(tokens, lengths)[0], by_hand, atol=1e-6)
+    tokens, lengths = chars().encode_batch(["a red dog", "ein hund", "红"], ["en", "de", "zh"])
+    bi = torch.nn.GRU(m.config.char_dim, m.config.gru_hidden, batch_first=True, bidirectional=True)
+    with torch.no_grad():  # the two one-way GRUs' weights as the directions of one bidirectional GRU
+        for name, value in m.forward_gru.named_parameters():
+            getattr(bi, name).copy_(value)
+            getattr(bi, f"{name}_reverse").copy_(dict(m.backward_gru.named_parameters())[name])
+    packed = torch.nn.utils.rnn.pack_padded_sequence(
+        m.char_embeddings(tokens), lengths, batch_first=True, enforce_sorted=False
+    )
+    _, h_n = bi(packed)  # forward after the last character, backward after reading back to the first
+    by_hand = torch.nn.functional.normalize(m.fc(torch.cat([h_n[0], h_n[1]], dim=1)), dim=1)
+    assert torch.allclose(m.embed_sentences(tokens, lengths), by_hand, atol=1e-6)
 
 
 def test_liwe_parameter_counts_by_hand():
