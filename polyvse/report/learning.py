@@ -308,7 +308,7 @@ def _translator_models(config: Mapping, variant: str, results: str) -> list[dict
     return models
 
 
-def _report_models(config: Mapping, name: str, results: str) -> list[dict]:
+def report_models(config: Mapping, name: str, results: str) -> list[dict]:
     """The trained models a report reads, seed replicas beside their variant."""
     rep = config["reports"][name]
     layout = rep.get("layout", "smalr")
@@ -339,7 +339,7 @@ def learning_plan(config: Mapping, results: str) -> dict:
     per_table: dict[str, list[dict]] = {}
     captions: dict[str, str] = {}
     for name, rep in (config.get("reports") or {}).items():
-        per_table[name] = _report_models(config, name, results)
+        per_table[name] = report_models(config, name, results)
         captions[name] = str(rep.get("caption") or name)
     for name, fig in (config.get("figures") or {}).items():
         found = [
@@ -697,6 +697,11 @@ def curve_panels(plan: Mapping, table: pd.DataFrame, curves: Sequence[pd.DataFra
     return out
 
 
+def _finite(x: float) -> float:
+    """``x``, NaN ranked lowest (a model without a validation chance level)."""
+    return -math.inf if math.isnan(x) else x
+
+
 def plot_curves(panels: Sequence[Mapping], title: str, path: str | Path, columns: int = 5) -> None:
     """One panel a model: its validation score per epoch (a line a seed; dashed where the training hit
     its epochs ceiling), its best epoch marked, the validation chance level a grey dotted line; the
@@ -733,7 +738,9 @@ def plot_curves(panels: Sequence[Mapping], title: str, path: str | Path, columns
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(panel["score"], fontsize=7)
         ax.grid(alpha=0.3)
-        ax.set_ylim(bottom=0)
+        # from zero, so that a curve's height against chance reads at a glance; room above for the best marker
+        top = max([v for line in panel["lines"] for v in line["value"]] + [panel["chance"], 0.0], key=_finite)
+        ax.set_ylim(0, 1.1 * top if top > 0 else 1.0)
     for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
     legend = [
