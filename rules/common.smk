@@ -38,6 +38,7 @@ from polyvse.needs import HOW_TO_TRANSLATE, mt_available, prune_to_available
 from polyvse.report.any_to_any import any_to_any_replicas, model_evaluations
 from polyvse.report.findings import active_claims, add_seed_replicas, findings_plan, plan_files, replica, seed_groups
 from polyvse.report.gallery import gallery_candidates
+from polyvse.report.learning import learning_figures, learning_inputs, learning_plan
 from polyvse.translate.quality import mt_datasets
 from polyvse.runlock import claim_directory, release_directory
 from polyvse.stopping import cancel_scheduler_timers, stop_jobs_on_signals
@@ -100,6 +101,9 @@ SEED_SUFFIXES = [replica("", k) for k in range(max(1, int(config.get("findings",
 R = config["results_dir"]
 BACKBONE = config["image_features"]["backbone"]
 FINDINGS_PLAN = findings_plan(config, R)  # what the findings rule reads, once (rules/report.smk)
+# every trained model a table or figure reads, seed replicas included (rule learning, rules/report.smk)
+LEARNING_PLAN = learning_plan(config, R)
+LEARNING_FIGURES = learning_figures(LEARNING_PLAN, R)
 
 _STARTED = time.time()
 
@@ -167,6 +171,8 @@ def all_targets():
         + expand(f"{R}/{{figure}}.{{ext}}", figure=list(config["figures"]), ext=["tsv", "png"])
         + [f"{R}/data_stats.{ext}" for ext in ("tsv", "md") if text_datasets()]  # rules/data.smk
         + [f"{R}/findings.{ext}" for ext in ("tsv", "md") if active_claims(config)]  # rules/report.smk
+        + ([f"{R}/learning.{ext}" for ext in ("tsv", "md")] if LEARNING_PLAN["models"] else [])  # rules/report.smk
+        + list(LEARNING_FIGURES.values())  # rules/report.smk
         + [f"{R}/gallery/{report}.png" for report in gallery_reports()]  # rules/report.smk
         + [f"{R}/gallery/{report}.png" for report in speech_gallery_reports()]  # rules/speech.smk
         + [f"{R}/gallery/{report}.png" for report in any_to_any_reports() if config["gallery"]["langs"]]  # joint.smk

@@ -132,6 +132,36 @@ rule findings:
         "../workflow_scripts/make_findings.py"
 
 
+rule learning:
+    """Which trained models learned: every model a table or figure reads (seed replicas too), its
+    test score against the score of random rankings of the same test set, learned at 5x chance
+    (word models) or 3x (the others), its best epoch, epochs run and stop reason (patience or the
+    epochs ceiling), the papers' own degraded rows listed apart; a figure of validation curves
+    per table (polyvse.report.learning)."""
+    input:
+        learning_inputs(LEARNING_PLAN),
+    output:
+        tsv=report(f"{R}/learning.tsv", category="Learning", caption="../report/learning.rst"),
+        md=report(f"{R}/learning.md", category="Learning", caption="../report/learning.rst"),
+        curves=[
+            report(path, category="Learning", caption="../report/learning_curves.rst")
+            for path in LEARNING_FIGURES.values()
+        ],
+    log:
+        "logs/learning.log",
+    conda:
+        "../envs/polyvse.yaml"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=10,
+    params:
+        plan=LEARNING_PLAN,
+        tables=list(LEARNING_FIGURES),
+    script:
+        "../workflow_scripts/make_learning.py"
+
+
 rule gallery:
     """The best single word model of a text table (most languages evaluated, then highest mean
     mR) answering human test captions in its first gallery.langs languages: each query beside

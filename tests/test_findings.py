@@ -18,7 +18,9 @@ from polyvse.report.findings import (
     findings_markdown,
     findings_plan,
     findings_table,
+    hit_ceiling,
     plan_files,
+    seed_hit_ceiling,
     seed_groups,
     verdict,
 )
@@ -132,13 +134,57 @@ def test_findings_table_reads_every_seed_through_the_table_code(tmp_path):
     text = findings_markdown(plan, table.reset_index())
     assert "1 agrees" in text and "| HEM | 64.0 | 21.00 ± 1.00 | 20.00 21.00 22.00 |" in text
     assert not math.isnan(table.loc["LA", "std"])
-    # HEM kept its last epoch in every seed: still learning when the budget ended; LA's first seed did not
+    # params.json without stop_reason (older outputs, a fixed budget): best/run as before, and a seed whose
+    # best epoch is its last counts as one at the ceiling: HEM in all three seeds, LA in two of three
     assert table.loc["HEM", "best_epochs"] == "8/8 8/8 8/8" and table.loc["LA", "best_epochs"] == "5/8 8/8 8/8"
-    assert "1 of the 1 claims compare a row whose every training kept its last epoch" in text
-    assert "Still improving at the end of the budget: HEM." in text
+    assert "1 of the 1 claims compare a row that hit its epochs ceiling in 2 or more of its 3 seeds" in text
+    assert "Hit the epochs ceiling in 2 or more seeds: LA, HEM." in text
     assert "| HEM | 64.0 | 21.00 ± 1.00 | 20.00 21.00 22.00 | 8/8 8/8 8/8 |" in text
     sectioned = table.reset_index().assign(row=lambda t: "(a) base|" + t["row"])
     assert "| (a) base · HEM | 64.0 |" in findings_markdown(plan, sectioned)
+
+
+def test_best_run_tells_a_patience_stop_from_a_ceiling_stop(tmp_path):
+    """A training's stop_reason (params.json): patience renders best/run, ceiling marks it; a claim is
+    flagged only for a row at the ceiling in two or more of its three seeds."""
+    cfg = config()
+    add_seed_replicas(cfg, [CLAIM])
+    plan = findings_plan(cfg, "results", [CLAIM])
+    # LA converged in every seed; HEM hit its ceiling in seeds 0 and 2 (seed 1 converged)
+    runs = {
+        "la": {"best_epoch": 12, "epochs_run": 16, "stop_reason": "patience"},
+        "la-s1": {"best_epoch": 9, "epochs_run": 13, "stop_reason": "patience"},
+        "la-s2": {"best_epoch": 36, "epochs_run": 40, "stop_reason": "patience"},
+        "hem": {"best_epoch": 40, "epochs_run": 40, "stop_reason": "ceiling"},
+        "hem-s1": {"best_epoch": 20, "epochs_run": 24, "stop_reason": "patience"},
+        "hem-s2": {"best_epoch": 38, "epochs_run": 40, "stop_reason": "ceiling"},
+    }
+
+    def read(path):
+        if path.endswith(".json"):
+            return {"params_train": 10, "params_test": 5, **runs[path.split("/")[-2]]}
+        return pd.DataFrame(
+            [{"lang": "en", "test_source": "human", "mR": 10.0}, {"lang": "de", "test_source": "human", "mR": 12.0}]
+        )
+
+    table = findings_table(plan, read).set_index("row")
+    assert table.loc["LA", "best_epochs"] == "12/16 9/13 36/40"
+    assert table.loc["HEM", "best_epochs"] == "40/40ᶜ 20/24 38/40ᶜ"
+    text = findings_markdown(plan, table.reset_index())
+    assert "| LA | 61.6 |" in text and "| 12/16 9/13 36/40 |" in text and "| 40/40ᶜ 20/24 38/40ᶜ |" in text
+    assert "1 of the 1 claims compare a row that hit its epochs ceiling in 2 or more of its 3 seeds" in text
+    assert "Hit the epochs ceiling in 2 or more seeds: HEM." in text
+    # one seed at the ceiling is not the row's budget: no flag
+    runs["hem-s2"] = {"best_epoch": 30, "epochs_run": 34, "stop_reason": "patience"}
+    text = findings_markdown(plan, findings_table(plan, read))
+    assert "0 of the 1 claims compare a row that hit its epochs ceiling" in text and "Hit the epochs" not in text
+
+
+def test_ceiling_seeds_by_hand():
+    assert seed_hit_ceiling("8/8ᶜ") and seed_hit_ceiling("5/9+8/8ᶜ") and seed_hit_ceiling("8/8")
+    assert not seed_hit_ceiling("5/9") and not seed_hit_ceiling("5/9+3/7")
+    assert hit_ceiling(["8/8ᶜ", "5/9", "7/8ᶜ"]) and not hit_ceiling(["8/8ᶜ", "5/9", "7/11"])
+    assert hit_ceiling(["8/8ᶜ"]) and not hit_ceiling([])  # one seed: that seed
 
 
 def test_the_default_config_tests_every_claim_of_the_list():

@@ -49,6 +49,7 @@ def test_files_map_to_their_stages_and_resume_state_is_left_out(tmp_path):
     assert stage_of(Path("spoken/logmel/en.npz")) == "logmel"
     assert stage_of(Path("spoken/wav/en/syn-000000.wav")) == "utterances"  # the utterances rule speaks them
     assert stage_of(Path("gallery/table2.png")) == "gallery"
+    assert stage_of(Path("learning/table2.png")) == "tables"  # beside results/learning.md, not a dataset's
 
 
 def test_an_altered_input_is_named_at_its_stage_not_downstream(tmp_path):

@@ -226,6 +226,24 @@ def test_the_snapshot_keeps_the_runs_provenance_and_never_compares_it(tmp_path):
     assert differing_files(results, snap) == []
 
 
+def test_the_snapshot_keeps_the_learning_overview_and_its_curves(tmp_path):
+    """results/learning.{md,tsv} are top-level tables; their validation curves go to learning/ beside them,
+    kept for docs/ to show and never compared."""
+    results, snap = tmp_path / "results", tmp_path / "snap"
+    (results / "learning").mkdir(parents=True)
+    (results / "learning.tsv").write_text("variant\tscore\nembn_en\t3.1\n")
+    (results / "learning.md").write_text("# Which models learned\n")
+    (results / "learning" / "table2.png").write_bytes(b"\x89PNG one")
+    runs = tmp_path / "runs.tsv"
+    runs.write_text("started\tfinished\twall_s\tcommit\thost\na\tb\t10\tc\td\n")
+    copied = take_snapshot(results, runs, snap)
+    assert sorted(p.name for p in copied) == ["learning.md", "learning.tsv", "table2.png"]
+    assert (snap / "learning" / "table2.png").read_bytes() == b"\x89PNG one"
+    assert (snap / "learning.md").read_text() == "# Which models learned\n"
+    (results / "learning" / "table2.png").write_bytes(b"\x89PNG two")  # another run draws other pixels
+    assert differing_files(results, snap) == []
+
+
 def _scale_workdir(root: Path) -> Path:
     """A scale run's directory as Snakemake leaves it: two invocations, two jobs' benchmarks and logs,
     a pretraining's usage report and the dataset's statistics."""

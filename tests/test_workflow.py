@@ -94,6 +94,14 @@ def test_tiny_workflow_writes_table2(workdir):
     assert "embn_all_mt: 8 queries" in log, log
     with Image.open(workdir / "results" / "gallery" / "table2.png") as gallery:
         assert gallery.format == "PNG" and gallery.size[0] > 1000 and gallery.size[1] > 8 * 192
+    # the learning overview: every model a table reads, a figure of validation curves for the table
+    learning = pd.read_csv(workdir / "results" / "learning.tsv", sep="\t", keep_default_na=False)
+    assert sorted(learning["variant"]) == ["embn_all_mt", "embn_de", "embn_en", "embn_shared"]
+    assert set(learning["tables"]) == {"table2"} and (learning["chance"] > 0).all()
+    assert set(learning["stop_reason"]) == {"ceiling"}  # two epochs: never four without a new best
+    assert (workdir / "results" / "learning.md").read_text().startswith("# Which models learned\n\n4 trained models")
+    with Image.open(workdir / "results" / "learning" / "table2.png") as curves:
+        assert curves.format == "PNG"
     # nothing left to do: the DAG is complete and outputs are up to date
     again = snakemake(workdir, "--cores", "2", "-n")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr

@@ -10,7 +10,7 @@ changed, another shape), and each comparison names its largest difference and wh
 verdicts of ``findings.tsv`` are compared on their own, exactly (:func:`verdict_changes`).
 
 A Markdown table is written by the job that writes the TSV of its name, from the same numbers, with prose
-that follows them (a row still improving, the neighbouring pairs' verdicts): it is compared and shown, and
+that follows them (a row at its epochs ceiling, the neighbouring pairs' verdicts): it is compared and shown, and
 judged by its TSV (:attr:`FileComparison.rendering_of`).
 """
 

@@ -412,23 +412,56 @@ def _params_files(src: Mapping) -> list[str]:
     return list(params.values()) if isinstance(params, dict) else [params]
 
 
+CEILING_MARK = "ᶜ"
+"""Marks, in the *best / run* column, a training that hit its epochs ceiling (``stop_reason`` ceiling)
+instead of stopping on patience: ``8/8ᶜ`` against a converged ``5/9``. A marker, not a word: the
+column holds a seed's trainings without spaces, its seeds separated by one."""
+
+CEILING_SEEDS = 2
+"""A claim is flagged when it compares a row that hit its epochs ceiling in at least this many of its
+seeds (all of them, with fewer seeds): one seed at the ceiling can be that seed's luck, two are the
+row's training budget."""
+
+
+def epochs_cell(params: Mapping) -> str:
+    """One training's ``best/run`` epochs, :data:`CEILING_MARK` after it where it hit its epochs ceiling;
+    a params.json without ``stop_reason`` (older outputs) gives ``best/run`` alone."""
+    mark = CEILING_MARK if params.get("stop_reason") == "ceiling" else ""
+    return f"{int(params['best_epoch'])}/{int(params['epochs_run'])}{mark}"
+
+
 def best_epochs(item: Mapping, read: Reader) -> dict[str, list[str]]:
-    """Row label → per seed, ``best/run`` epochs of its trainings (``+``-joined where a row reads
-    several, e.g. one model per language); empty where the runs record none (MLMME)."""
+    """Row label → per seed, ``best/run`` epochs of its trainings (:func:`epochs_cell`; ``+``-joined
+    where a row reads several, e.g. one model per language); empty where the runs record none."""
     out = {}
     for label, per_seed in item["rows"].items():
         seeds = []
         for src in per_seed:
             runs = [read(path) for path in _params_files(src)]
-            seeds.append("+".join(f"{int(r['best_epoch'])}/{int(r['epochs_run'])}" for r in runs))
+            seeds.append("+".join(epochs_cell(r) for r in runs))
         out[label] = seeds if all(seeds) else []
     return out
 
 
-def still_improving(epochs: Sequence[str]) -> bool:
-    """Whether every seed of a row kept its last epoch (``best/run`` with best = run for each of its
-    trainings): validation was still rising when the training budget ran out."""
-    return bool(epochs) and all(b == r for seed in epochs for b, r in (run.split("/") for run in seed.split("+")))
+def seed_hit_ceiling(seed: str) -> bool:
+    """Whether a seed's ``best/run`` entry has a training that hit its epochs ceiling: marked
+    :data:`CEILING_MARK`, or, unmarked, best = run (an older output, which records no stop reason: it
+    trained a fixed budget, and a best epoch that is its last was still rising when the budget ended)."""
+    for run in seed.split("+"):
+        if run.endswith(CEILING_MARK):
+            return True
+        best, _, ran = run.partition("/")
+        if best == ran:
+            return True
+    return False
+
+
+def hit_ceiling(epochs: Sequence[str], seeds: int = CEILING_SEEDS) -> bool:
+    """Whether a row's seeds (their ``best/run`` entries) hit the epochs ceiling in at least ``seeds``
+    of them (in every one where the row has fewer): its numbers may be those of unconverged models."""
+    if not epochs:
+        return False
+    return sum(seed_hit_ceiling(e) for e in epochs) >= min(seeds, len(epochs))
 
 
 def spread(values: Sequence[float]) -> float:
@@ -487,17 +520,24 @@ def findings_table(plan: Sequence[Mapping], read: Reader) -> pd.DataFrame:
     return pd.DataFrame(out, columns=COLUMNS)
 
 
+def _seeds(cell: object) -> list[str]:
+    """A *best / run* cell's per-seed entries (none for an empty cell)."""
+    text = str(cell)
+    return [] if text in ("", "nan") else text.split()
+
+
 def findings_markdown(plan: Sequence[Mapping], table: pd.DataFrame) -> str:
     """The report a person reads: a summary count, then per claim its statement, the paper's and
     our numbers (mean ± std over the seeds), the verdict and each neighbouring pair's."""
     seeds = int(plan[0]["seeds"]) if plan else 0
     verdicts = table.drop_duplicates("claim")["verdict"].value_counts() if len(table) else pd.Series(dtype=int)
     counts = ", ".join(f"{verdicts[v]} {v}" for v in ("agrees", "disagrees", "within noise") if v in verdicts)
-    rising = {
+    capped = {
         key
         for key, rows in table.groupby("claim", sort=False)
-        if any(still_improving(str(e).split()) for e in rows["best_epochs"])
+        if any(hit_ceiling(_seeds(e)) for e in rows["best_epochs"])
     }
+    at_least = min(CEILING_SEEDS, seeds) if seeds else CEILING_SEEDS
     lines = [
         "# The seeds' findings on our tables",
         "",
@@ -506,9 +546,10 @@ def findings_markdown(plan: Sequence[Mapping], table: pd.DataFrame) -> str:
         "larger of the two rows' standard deviations over the seeds, is reversed where it exceeds it the "
         "other way, and is within noise otherwise (polyvse/report/findings.py).",
         "",
-        f"{len(rising)} of the {len(plan)} claims compare a row whose every training kept its last epoch "
-        "(best epoch = epochs run, column *best / run*): its validation score was still rising when the "
-        "training budget ended, so the verdict compares models that had not finished learning.",
+        f"{len(capped)} of the {len(plan)} claims compare a row that hit its epochs ceiling in {at_least} or more "
+        f"of its {seeds} seeds (column *best / run*: the best epoch by validation score / the epochs run, per "
+        f"seed; {CEILING_MARK} a training that ran its ceiling of epochs instead of stopping on patience, "
+        "unmarked one that converged): the verdict compares models that may not have converged.",
         "",
     ]
     for item in plan:
@@ -522,13 +563,11 @@ def findings_markdown(plan: Sequence[Mapping], table: pd.DataFrame) -> str:
             f"**{rows['verdict'].iloc[0]}**" + (f" (pairs, worst first: {', '.join(pairs)})" if pairs else "") + ".",
             "",
         ]
-        if claim["key"] in rising:
+        if claim["key"] in capped:
             names = [
-                str(r["row"]).replace("|", " · ")
-                for _, r in rows.iterrows()
-                if still_improving(str(r["best_epochs"]).split())
+                str(r["row"]).replace("|", " · ") for _, r in rows.iterrows() if hit_ceiling(_seeds(r["best_epochs"]))
             ]
-            lines += [f"Still improving at the end of the budget: {', '.join(names)}".rstrip(".") + ".", ""]
+            lines += [f"Hit the epochs ceiling in {at_least} or more seeds: {', '.join(names)}".rstrip(".") + ".", ""]
         lines += ["| row | paper | ours: mean ± std | seeds | best / run |", "|---|--:|--:|---|---|"]
         for _, r in rows.iterrows():
             sd = "–" if pd.isna(r["std"]) else f"{r['std']:.2f}"

@@ -55,7 +55,8 @@ STAGES: tuple[str, ...] = (
 )
 """Data stages in the order the DAG runs them; a file's stage is the first path component below
 its dataset (a dataset's top-level files map by name, :data:`FILE_STAGES`; folders written by
-a stage of another name by :data:`DIR_STAGES`), ``gallery/`` the retrieval galleries'."""
+a stage of another name by :data:`DIR_STAGES`), ``gallery/`` the retrieval galleries', ``learning/`` (the
+validation curves beside results/learning.md) the tables'."""
 
 FILE_STAGES: dict[str, str] = {
     "captions.parquet": "dataset",
@@ -108,6 +109,8 @@ def stage_of(relative: Path) -> str:
         return "tables"
     if parts[0] == "gallery":
         return "gallery"
+    if parts[0] == "learning":  # the learning overview's validation curves, one figure a table
+        return "tables"
     if len(parts) == 2:
         return FILE_STAGES.get(parts[1], parts[1].split(".")[0])
     return DIR_STAGES.get(parts[1], parts[1])

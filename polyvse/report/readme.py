@@ -19,7 +19,7 @@ jobs' benchmarks, the pretraining's usage of the latent tokens and the data stat
 
 Usage, after ``snakemake --cores all`` on the default config::
 
-    python -m polyvse.report.readme snapshot   # results/ + logs/runs.tsv -> docs/default_run/
+    python -m polyvse.report.readme snapshot   # results/ (tables, learning/ curves) + logs/runs.tsv -> docs/default_run/
     python -m polyvse.report.readme write      # docs/default_run/ + docs/scale_run/ -> README.md blocks
     python -m polyvse.report.readme check      # does results/ equal docs/default_run/ (within the tolerance)?
 
@@ -65,6 +65,9 @@ RUN_FILE = "run.tsv"
 # first stage where another machine's run differs, and what its environment changed; never compared as a table
 PROVENANCE_FILE = "provenance.tsv"
 TIMING_FILES = frozenset({"benchmarks.tsv", "benchmarks_by_rule.tsv"})  # measured, not computed: never compared
+# folders of figures below the results the snapshot keeps under the same name (docs/default_run/learning/: the
+# validation curves results/learning.md points to), so that docs/ shows them; pictures, never compared
+FIGURE_DIRS: tuple[str, ...] = ("learning",)
 
 
 class ReadmeError(RuntimeError):
@@ -409,8 +412,14 @@ def snapshot_files(results: Path) -> list[Path]:
     return sorted(p for pattern in SNAPSHOT_PATTERNS for p in results.glob(pattern) if p.is_file())
 
 
+def snapshot_figures(results: Path) -> list[Path]:
+    """The figures of :data:`FIGURE_DIRS` in a run's results, sorted."""
+    return sorted(p for name in FIGURE_DIRS for p in (results / name).glob("*.png") if p.is_file())
+
+
 def take_snapshot(results: Path, runs: Path, snapshot: Path) -> list[Path]:
-    """Replace ``snapshot`` with the tables of ``results`` and the last row of ``runs``."""
+    """Replace ``snapshot`` with the tables of ``results``, its figures of :data:`FIGURE_DIRS` (in folders of
+    the same names) and the last row of ``runs``; returns the tables and figures copied."""
     files = snapshot_files(results)
     if not files:
         raise ReadmeError(f"{results}: no tables (run `snakemake --cores all` first)")
@@ -421,11 +430,15 @@ def take_snapshot(results: Path, runs: Path, snapshot: Path) -> list[Path]:
     snapshot.mkdir(parents=True)
     for f in files:
         shutil.copyfile(f, snapshot / f.name)
+    figures = snapshot_figures(results)
+    for f in figures:
+        (snapshot / f.parent.name).mkdir(exist_ok=True)
+        shutil.copyfile(f, snapshot / f.parent.name / f.name)
     pd.read_csv(runs, sep="\t").tail(1).to_csv(snapshot / RUN_FILE, sep="\t", index=False)
     provenance = results / "provenance" / "run.tsv"
     if provenance.is_file():
         shutil.copyfile(provenance, snapshot / PROVENANCE_FILE)
-    return files
+    return files + figures
 
 
 def _compared_files(results: Path, snapshot: Path) -> tuple[dict[str, Path], dict[str, Path]]:
@@ -506,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{len(names)} files written to {args.snapshot}")
         elif args.command == "snapshot":
             files = take_snapshot(args.results, args.runs, args.snapshot)
-            print(f"{len(files)} tables copied to {args.snapshot}")
+            print(f"{len(files)} tables and figures copied to {args.snapshot}")
         elif args.command == "write":
             readme = args.readme.read_text(encoding="utf-8")
             args.readme.write_text(fill_blocks(readme, readme_blocks(args.snapshot)), encoding="utf-8")
