@@ -136,6 +136,18 @@ def test_a_rendering_whose_prose_moved_is_judged_by_its_tsv(tmp_path):
     assert found.same_result
 
 
+def test_the_learning_overview_is_shown_and_judged_by_what_it_reads(tmp_path):
+    """A model one epoch short of its patience on another CPU flips its stop reason: not another result."""
+    snapshot, results = tmp_path / "snapshot", tmp_path / "results"
+    for folder, reason in ((snapshot, "patience"), (results, "ceiling")):
+        write_run(folder)
+        (folder / "learning.tsv").write_text(f"variant\tscore\tlearned\tstop_reason\nsmalr_10\t40.1\tyes\t{reason}\n")
+    found = compare_runs({p.name: p for p in snapshot.iterdir()}, {p.name: p for p in results.iterdir()})
+    learning = next(f for f in found.files if f.name == "learning.tsv")
+    assert learning.status == WORDS and learning.same_result and found.same_result
+    assert "judged by the tables and findings it reads" in learning.describe()
+
+
 def test_rows_are_named_by_the_fewest_text_columns_that_tell_them_apart():
     table = pd.DataFrame(
         {

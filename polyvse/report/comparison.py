@@ -49,6 +49,14 @@ EXACT_TABLES = frozenset({"data_stats.tsv"})
 """Tables of the data stages (counts and shares of the generated captions), which no CPU changes beyond
 :data:`RTOL`: a difference there is other data, whatever its size."""
 
+DERIVED_FILES: dict[str, str] = {
+    "learning.tsv": "the tables and findings it reads",
+    "learning.md": "the tables and findings it reads",
+}
+"""Overviews of other results, shown and judged by what they read: the learning overview's labels
+(learned, stop reason) follow scores and best epochs that move within the tolerance on another CPU, so
+its words may change where the tables it summarises are the same result."""
+
 EQUAL = "equal"
 WITHIN = "within tolerance"
 BEYOND = "beyond tolerance"
@@ -277,7 +285,7 @@ def compare_runs(
             files.append(FileComparison(name, ONLY_FRESH))
         else:
             tsv = str(Path(name).with_suffix(".tsv"))
-            rendering_of = tsv if Path(name).suffix == ".md" and tsv in kept else None
+            rendering_of = DERIVED_FILES.get(name) or (tsv if Path(name).suffix == ".md" and tsv in kept else None)
             files.append(compare_file(name, kept[name], fresh[name], tolerance, rendering_of))
     verdicts: dict[str, dict[str, str]] = {
         side: findings_verdicts(paths[findings]) if findings in paths else {}
