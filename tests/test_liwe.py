@@ -1,4 +1,4 @@
-"""LIWE: character vocabulary and the character-level bidirectional GRU encoder."""
+"""LIWE: the character vocabulary, words built from characters, and the GRU over the words."""
 
 import pandas as pd
 import pytest
@@ -6,46 +6,61 @@ import torch
 
 from polyvse.models.liwe import LIWE, LIWE_SIZES, LIWEConfig
 from polyvse.models.registry import FAMILIES
-from polyvse.text.chars import UNK, CharVocabulary, normalise
+from polyvse.text.chars import PAD, UNK, CharVocabulary
 from polyvse.train.data import collate, encode_captions
 from polyvse.train.objectives_mule import LIWEObjective
 
 TEXTS = [("A red dog.", "en"), ("Ein roter Hund!", "de"), ("红色的狗", "zh")]
+C = 5  # characters of a word in these tests
 
 
 def chars():
-    return CharVocabulary.from_texts(TEXTS, ["en", "de", "zh"])
+    return CharVocabulary.from_texts(TEXTS, ["en", "de", "zh"], word_chars=C)
 
 
 def tiny(char_dim=4, seed=0):
     torch.manual_seed(seed)
     return LIWE(
-        LIWEConfig(vocab_size=len(chars()), image_dim=6, char_dim=char_dim, gru_hidden=5, joint_dim=3, image_hidden=7)
+        LIWEConfig(
+            vocab_size=len(chars()),
+            image_dim=6,
+            char_dim=char_dim,
+            word_chars=C,
+            word_hidden=[8],
+            word_dim=6,
+            gru_hidden=5,
+            joint_dim=3,
+            image_hidden=7,
+        )
     )
 
 
-def test_char_vocabulary_counts_normalised_characters():
+def test_char_vocabulary_encodes_each_word_in_its_own_slots():
     v = chars()
-    assert normalise("A red  dog.", "en") == "a red dog"
     assert v.itos[:2] == ["<pad>", "<unk>"]
-    assert v.itos[2] == " "  # the most frequent character: 5 spaces
-    assert "A" not in v.stoi and "." not in v.stoi and "狗" in v.stoi
-    ids = v.encode("Red cat", "en")
-    assert len(ids) == 7 and ids[4] == UNK  # "c" never seen
-    assert v.encode("!!!", "en") == [UNK]  # an empty text still has one step
-    # max_len counts words, as for the word families, not characters
-    assert v.encode("a red dog", "en", max_len=2) == [v.stoi[c] for c in "a red"]
-    assert len(v.encode("a red dog " * 10, "en", max_len=40)) == len("a red dog " * 10) - 1
+    assert "A" not in v.stoi and "." not in v.stoi and " " not in v.stoi and "狗" in v.stoi
+    red = [v.stoi[c] for c in "red"] + [PAD] * 2
+    assert v.encode("Red", "en") == red
+    # "cat": c was never seen; a word longer than word_chars keeps its first characters
+    assert "c" not in v.stoi
+    assert v.encode("red cat", "en") == red + [UNK, v.stoi["a"], v.stoi["t"]] + [PAD] * 2
+    assert v.encode("rotterhund", "de") == [v.stoi.get(c, UNK) for c in "rotte"]
+    assert v.encode("!!!", "en") == [UNK] + [PAD] * 4  # a text without a word: one unknown word
+    # zh: each character a word (text.segmenter chars, as the word families read it)
+    assert len(v.encode("红色的狗", "zh")) == 4 * C
+    # max_len counts words, as for the word families: a long sentence is not cut to its first characters
+    assert v.encode("a red dog", "en", max_len=2) == v.encode("a red", "en")
+    assert len(v.encode("a red dog " * 10, "en", max_len=40)) == 30 * C
     with pytest.raises(KeyError):
         v.encode("x", "fr")
     again = CharVocabulary.from_state_dict(v.state_dict())
-    assert again.itos == v.itos and again.langs == v.langs
+    assert again.itos == v.itos and again.langs == v.langs and again.word_chars == C
 
 
-def test_encode_batch_pads_with_zero():
+def test_encode_batch_pads_whole_words():
     tokens, lengths = chars().encode_batch(["a dog", "红"], ["en", "zh"])
-    assert tokens.shape == (2, 5) and lengths.tolist() == [5, 1]
-    assert tokens[1, 1:].tolist() == [0, 0, 0, 0]
+    assert tokens.shape == (2, 2 * C) and lengths.tolist() == [2 * C, C]
+    assert tokens[1, C:].tolist() == [0] * C
 
 
 def test_char_vocabulary_works_with_the_training_batches():
@@ -53,53 +68,60 @@ def test_char_vocabulary_works_with_the_training_batches():
         {"image_id": ["i0", "i1", "i0"], "lang": ["en", "de", "zh"], "text": ["a red dog", "ein hund", "红色的狗"]}
     )
     enc = encode_captions(caps, chars(), {"i0": 0, "i1": 1}, max_len=50)
-    assert enc.lengths.tolist() == [9, 8, 4] and enc.lang.tolist() == [0, 1, 2]
+    assert enc.lengths.tolist() == [3 * C, 2 * C, 4 * C] and enc.lang.tolist() == [0, 1, 2]
     b = collate(enc, [0, 1, 2], torch.randn(2, 6), torch.device("cpu"))
     m = tiny().eval()
     out = m.embed_sentences(b["tokens"], b["lengths"], b["lang"])
     assert out.shape == (3, 3) and torch.allclose(out.norm(dim=1), torch.ones(3))
     terms = LIWEObjective()(m.train(), b)
     terms["loss"].backward()
-    assert m.char_embeddings.weight.grad is not None
+    assert m.words.char_embeddings.weight.grad is not None
 
 
-def test_liwe_shapes_and_padding_invariance():
+def test_a_word_is_read_from_its_characters_alone_and_padding_never_enters():
     m = tiny().eval()
     tokens, lengths = chars().encode_batch(["a red dog", "ein hund"], ["en", "de"])
     out = m.embed_sentences(tokens, lengths)
-    padded = m.embed_sentences(torch.cat([tokens, torch.zeros(2, 4, dtype=torch.long)], dim=1), lengths)
+    padded = m.embed_sentences(torch.cat([tokens, torch.zeros(2, 2 * C, dtype=torch.long)], dim=1), lengths)
     assert torch.allclose(out, padded, atol=1e-6)
-    # the backward direction reads the sentence too: changing the first character changes the output
+    # the same word in another sentence has the same embedding (eval mode: batch norm's running statistics)
+    v = chars()
+    words = tokens.view(2, -1, C)
+    assert torch.equal(m.words(words[0, 1:2]), m.words(torch.tensor([v.encode("red", "en")])))
+    # the backward direction reads the sentence too: changing the first word changes the output
     changed = tokens.clone()
-    changed[0, 0] = changed[0, 2]
+    changed[0, :C] = changed[0, C : 2 * C]
     assert not torch.allclose(m.embed_sentences(changed, lengths)[0], out[0])
+    with pytest.raises(ValueError, match="words of 5 character slots"):
+        m.embed_sentences(tokens[:, :-1], lengths - 1)
     assert m.embed_images(torch.randn(4, 6)).shape == (4, 3)
 
 
-def test_liwe_uses_both_final_states_as_a_packed_bidirectional_gru_would():
+def test_liwe_uses_both_final_states_of_a_bidirectional_gru_over_the_words():
     m = tiny().eval()
     tokens, lengths = chars().encode_batch(["a red dog", "ein hund", "红"], ["en", "de", "zh"])
-    bi = torch.nn.GRU(m.config.char_dim, m.config.gru_hidden, batch_first=True, bidirectional=True)
+    bi = torch.nn.GRU(m.config.word_dim, m.config.gru_hidden, batch_first=True, bidirectional=True)
     with torch.no_grad():  # the two one-way GRUs' weights as the directions of one bidirectional GRU
         for name, value in m.forward_gru.named_parameters():
             getattr(bi, name).copy_(value)
             getattr(bi, f"{name}_reverse").copy_(dict(m.backward_gru.named_parameters())[name])
-    packed = torch.nn.utils.rnn.pack_padded_sequence(
-        m.char_embeddings(tokens), lengths, batch_first=True, enforce_sorted=False
-    )
-    _, h_n = bi(packed)  # forward after the last character, backward after reading back to the first
+    n_words = lengths // C
+    words = m.words(tokens.view(3, -1, C).flatten(0, 1)).view(3, -1, m.config.word_dim)
+    packed = torch.nn.utils.rnn.pack_padded_sequence(words, n_words, batch_first=True, enforce_sorted=False)
+    _, h_n = bi(packed)  # forward after the last word, backward after reading back to the first
     by_hand = torch.nn.functional.normalize(m.fc(torch.cat([h_n[0], h_n[1]], dim=1)), dim=1)
     assert torch.allclose(m.embed_sentences(tokens, lengths), by_hand, atol=1e-6)
 
 
 def test_liwe_parameter_counts_by_hand():
     m = tiny(char_dim=4)
-    C, d, H, J, I, Ih = len(chars()), 4, 5, 3, 6, 7
-    emb = C * d
-    bigru = 2 * 3 * (H * d + H * H + 2 * H)
+    V, d, H, J, I, Ih = len(chars()), 4, 5, 3, 6, 7
+    emb = V * d
+    words = (C * d * 8 + 8 + 2 * 8) + (8 * 6 + 6 + 2 * 6)  # FC + batch norm, twice
+    bigru = 2 * 3 * (H * 6 + H * H + 2 * H)
     fc = 2 * H * J + J
     image = (I * Ih + Ih) + 2 * Ih + (Ih * J + J)
-    assert m.parameter_counts() == (emb + bigru + fc + image, bigru + fc + image)
+    assert m.parameter_counts() == (emb + words + bigru + fc + image, words + bigru + fc + image)
 
 
 def test_small_and_large_liwe():

@@ -1,31 +1,33 @@
-"""LIWE, the character-level language-agnostic baseline (Wehrmann et al. ICCV
-2019) as SMALR Tables 1–2(b) use it: S-LIWE (24-D character embeddings) and
-L-LIWE (120-D).
+"""LIWE, the character-based language-agnostic baseline (Wehrmann et al. ICCV 2019) as SMALR
+Tables 1–2(b) use it: S-LIWE (24-D character embeddings) and L-LIWE (120-D).
 
-Text branch: character embeddings (one table shared by all languages,
-:class:`polyvse.text.chars.CharVocabulary`) → a bidirectional GRU over the
-characters → the final states of both directions (the forward state after the
-last valid character, the backward state after reading back to the first),
-concatenated → dropout → FC → L2 norm. The two directions are two one-way GRUs
-over the padded batch, the backward one reading each sentence reversed within
-its length: on a CPU a packed bidirectional GRU multiplies its input projection
-step by step, three to four times slower over ~100 characters. Image branch: EmbN's, so that LIWE
-differs from the other rows only in its text encoder. (LIWE's published
-numbers use bottom-up Faster R-CNN features, SMALR §4; here every row shares
-the workflow's image features.)
+LIWE's text branch reads words built from characters. A word's embedding is computed from its first
+``word_chars`` characters: their embeddings (one table shared by every language and script,
+:class:`polyvse.text.chars.CharVocabulary`) concatenated, ``word_chars × char_dim``, through fully
+connected layers (``word_hidden``, then ``word_dim``; each FC → batch norm → ReLU, as LIWE's 1×1
+convolutions over a sentence's words). A bidirectional GRU runs over the sentence's word embeddings
+(SMALR §2: LIWE "uses a bidirectional [GRU] to aggregate 24-D character embeddings"); its two final
+states (the forward one after the last word, the backward one after reading back to the first),
+concatenated → dropout → FC → L2 norm give the sentence embedding, the head every other row of the
+tables has. The two directions are two one-way GRUs over the padded words, the backward one reading
+each sentence reversed within its length. Image branch: EmbN's, so that LIWE differs from the other
+rows only in its text encoder. (LIWE's published numbers use bottom-up Faster R-CNN features, SMALR
+§4; here every row shares the workflow's image features. Its code's weight normalisation of the word
+layers and its attention over the GRU's outputs are left out.)
 
 ``config.vocab_size`` is the size of the *character* vocabulary.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor, nn
 
 from polyvse.models.embn import BranchSizes, ImageBranch, l2_normalize, last_valid_output, reversed_within_lengths
 from polyvse.models.mlmme import check_lengths
+from polyvse.text.chars import WORD_CHARS
 
 LIWE_SIZES = {"small": 24, "large": 120}  # character embedding sizes of S-LIWE and L-LIWE
 
@@ -35,6 +37,25 @@ class LIWEConfig(BranchSizes):
     vocab_size: int
     image_dim: int
     char_dim: int = 24
+    word_chars: int = WORD_CHARS
+    word_hidden: list[int] = field(default_factory=lambda: [128, 256])
+    word_dim: int = 300
+
+
+class CharacterWords(nn.Module):
+    """LIWE's word embedding from characters: ``(N, word_chars)`` character ids → ``(N, word_dim)``."""
+
+    def __init__(self, vocab_size: int, char_dim: int, word_chars: int, hidden: list[int], word_dim: int):
+        super().__init__()
+        self.char_embeddings = nn.Embedding(vocab_size, char_dim, padding_idx=0)
+        layers: list[nn.Module] = []
+        sizes = [word_chars * char_dim, *hidden, word_dim]
+        for n_in, n_out in zip(sizes, sizes[1:]):
+            layers += [nn.Linear(n_in, n_out), nn.BatchNorm1d(n_out), nn.ReLU()]
+        self.layers = nn.Sequential(*layers)
+
+    def forward(self, chars: Tensor) -> Tensor:
+        return self.layers(self.char_embeddings(chars).flatten(1))
 
 
 class LIWE(nn.Module):
@@ -43,9 +64,11 @@ class LIWE(nn.Module):
     def __init__(self, config: LIWEConfig):
         super().__init__()
         self.config = config
-        self.char_embeddings = nn.Embedding(config.vocab_size, config.char_dim, padding_idx=0)
-        self.forward_gru = nn.GRU(config.char_dim, config.gru_hidden, batch_first=True)
-        self.backward_gru = nn.GRU(config.char_dim, config.gru_hidden, batch_first=True)
+        self.words = CharacterWords(
+            config.vocab_size, config.char_dim, config.word_chars, list(config.word_hidden), config.word_dim
+        )
+        self.forward_gru = nn.GRU(config.word_dim, config.gru_hidden, batch_first=True)
+        self.backward_gru = nn.GRU(config.word_dim, config.gru_hidden, batch_first=True)
         self.dropout = nn.Dropout(config.dropout)
         self.fc = nn.Linear(2 * config.gru_hidden, config.joint_dim)
         self.image = ImageBranch(config.image_dim, config.image_hidden, config.joint_dim, config.dropout)
@@ -54,15 +77,24 @@ class LIWE(nn.Module):
         return self.image(features)
 
     def embed_sentences(self, tokens: Tensor, lengths: Tensor, langs: Tensor | None = None) -> Tensor:
-        """tokens ``(S, T)`` character ids, lengths ``(S,)`` → ``(S, J)``, unit
-        norm; ``langs`` is unused (one encoder for every language)."""
+        """tokens ``(S, W · word_chars)``: each word's character ids in ``word_chars`` slots
+        (:meth:`polyvse.text.chars.CharVocabulary.encode`), lengths ``(S,)`` their valid slots → ``(S, J)``,
+        unit norm; ``langs`` is unused (one encoder for every language)."""
         lengths = check_lengths(lengths, tokens.shape[1], "LIWE(lengths)")
-        chars = self.char_embeddings(tokens)
-        forward = last_valid_output(self.forward_gru, chars, lengths)  # after the last character
-        backward = last_valid_output(self.backward_gru, reversed_within_lengths(chars, lengths), lengths)
+        c = self.config.word_chars
+        if tokens.shape[1] % c or bool((lengths % c).any()):
+            raise ValueError(f"LIWE(tokens): sentences must come in words of {c} character slots")
+        n_words = lengths // c
+        words = tokens.view(tokens.shape[0], -1, c)  # (S, W, C)
+        valid = torch.arange(words.shape[1], device=tokens.device) < n_words.to(tokens.device).unsqueeze(1)
+        embedded = self.words(words[valid])  # the valid words only: padding never enters the batch norm
+        x = embedded.new_zeros(words.shape[0], words.shape[1], embedded.shape[1])
+        x[valid] = embedded
+        forward = last_valid_output(self.forward_gru, x, n_words)  # after the last word
+        backward = last_valid_output(self.backward_gru, reversed_within_lengths(x, n_words), n_words)
         return l2_normalize(self.fc(self.dropout(torch.cat([forward, backward], dim=1))))
 
     def parameter_counts(self) -> tuple[int, int]:
         """(train-time, test-time); as for EmbN the embedding table is a lookup at test time."""
         train = sum(p.numel() for p in self.parameters() if p.requires_grad)
-        return train, train - self.char_embeddings.weight.numel()
+        return train, train - self.words.char_embeddings.weight.numel()

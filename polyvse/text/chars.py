@@ -1,16 +1,19 @@
-"""Character vocabularies for character-level text encoders (LIWE, Wehrmann
-et al. ICCV 2019, as SMALR Table 1/2(b) uses it).
+"""Character vocabularies for LIWE's character-based word embeddings (Wehrmann et al. ICCV 2019, as
+SMALR Tables 1–2(b) use it).
 
-One vocabulary is shared by all languages (LIWE is language-agnostic: the
-same character embedding serves every script). Text is normalised as the word
-tokeniser does (NFKC, lower case, punctuation removed, whitespace collapsed);
-spaces between words are kept as a character, so the encoder sees word
-boundaries. Index 0 is padding, 1 the unknown character.
+One vocabulary is shared by all languages (LIWE is language-agnostic: the same character embedding
+serves every script). A sentence is split into words as the word families split it
+(:func:`polyvse.text.tokenize.tokenize`: NFKC, lower case, punctuation removed; zh and ja by the
+``segmenter``), and each word is read from its characters: LIWE builds a word's embedding from its
+first ``word_chars`` characters and runs its GRU over the words. Index 0 is padding, 1 the unknown
+character.
 
-:class:`CharVocabulary` has the ``encode(text, lang, max_len)``, ``langs``,
-``len`` and ``state_dict`` of :class:`polyvse.text.vocab.Vocabulary`, so
-:func:`polyvse.train.data.encode_captions` produces ``(S, T)`` character ids and
-``(S,)`` lengths for it and the training batches keep their format.
+:class:`CharVocabulary` has the ``encode(text, lang, max_len)``, ``langs``, ``len`` and
+``state_dict`` of :class:`polyvse.text.vocab.Vocabulary`, so :func:`polyvse.train.data.encode_captions`
+produces its ``(S, T)`` ids and ``(S,)`` lengths and the training batches keep their format: a
+sentence's ids are its words one after the other, each in ``word_chars`` slots (its characters, then
+padding), so that ``T`` and the lengths are multiples of ``word_chars`` and a model reads the words
+as ``(S, T / word_chars, word_chars)``.
 """
 
 from __future__ import annotations
@@ -25,62 +28,86 @@ from polyvse.text.tokenize import tokenize
 
 PAD = 0
 UNK = 1
-
-
-def normalise(text: str, lang: str, max_words: int | None = None) -> str:
-    """The character sequence a model reads: tokenised words joined by one space
-    (zh/ja keep their unsegmented runs), the first ``max_words`` of them when given."""
-    words = tokenize(text, lang, segmenter="spaces")
-    return " ".join(words[:max_words] if max_words else words)
+WORD_CHARS = 26
+"""Characters of a word LIWE reads (its public code's word layout); longer words keep their first ones."""
 
 
 class CharVocabulary:
-    """Characters seen in training texts, most frequent first."""
+    """Characters seen in training words, most frequent first; sentences encoded word by word."""
 
     kind = "chars"
 
-    def __init__(self, langs: Sequence[str], chars: Sequence[str]):
+    def __init__(
+        self, langs: Sequence[str], chars: Sequence[str], word_chars: int = WORD_CHARS, segmenter: str = "chars"
+    ):
+        if word_chars < 1:
+            raise ValueError(f"CharVocabulary: word_chars must be at least 1, got {word_chars}")
         self.langs = list(langs)
         self.itos: list[str] = ["<pad>", "<unk>", *chars]
         self.stoi: dict[str, int] = {c: i for i, c in enumerate(self.itos) if i > UNK}
         if len(self.stoi) != len(chars):
             raise ValueError("CharVocabulary: characters must be unique")
+        self.word_chars = int(word_chars)
+        self.segmenter = segmenter
 
     @classmethod
-    def from_texts(cls, texts: Iterable[tuple[str, str]], langs: Sequence[str], min_count: int = 1) -> "CharVocabulary":
+    def from_texts(
+        cls,
+        texts: Iterable[tuple[str, str]],
+        langs: Sequence[str],
+        min_count: int = 1,
+        word_chars: int = WORD_CHARS,
+        segmenter: str = "chars",
+    ) -> "CharVocabulary":
         """Build from ``(text, lang)`` pairs; keep characters seen ``min_count`` times."""
         counts: Counter[str] = Counter()
         for text, lang in texts:
-            counts.update(normalise(text, lang))
+            for word in tokenize(text, lang, segmenter):
+                counts.update(word)
         kept = [c for c, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n >= min_count]
-        return cls(langs, kept)
+        return cls(langs, kept, word_chars, segmenter)
 
     def __len__(self) -> int:
         return len(self.itos)
 
-    def encode(self, text: str, lang: str, max_len: int | None = None) -> list[int]:
-        """Character ids of ``text``'s first ``max_len`` words (``text.max_len`` counts words for
-        every family: cut to that many characters, a sentence of ~100 would keep its first few
-        words); unseen characters map to ``<unk>``; at least one id."""
+    def words(self, text: str, lang: str, max_len: int | None = None) -> list[str]:
+        """The words of ``text`` a model reads, the first ``max_len`` of them (``text.max_len`` counts words
+        for every family)."""
         if lang not in self.langs:
             raise KeyError(f"language {lang!r} is not in this vocabulary ({', '.join(self.langs)})")
-        ids = [self.stoi.get(c, UNK) for c in normalise(text, lang, max_len)]
-        return ids or [UNK]
+        words = tokenize(text, lang, self.segmenter)
+        return words[:max_len] if max_len else words
+
+    def encode(self, text: str, lang: str, max_len: int | None = None) -> list[int]:
+        """``word_chars`` ids a word of ``text`` (its first ``max_len`` words): the word's first
+        ``word_chars`` characters, unseen ones as ``<unk>``, then padding. A text without a word reads as
+        one unknown word."""
+        ids: list[int] = []
+        for word in self.words(text, lang, max_len) or ["\0"]:
+            chars = [self.stoi.get(c, UNK) for c in word[: self.word_chars]]
+            ids.extend(chars + [PAD] * (self.word_chars - len(chars)))
+        return ids
 
     def encode_batch(
         self, texts: Sequence[str], langs: Sequence[str], max_len: int | None = None
     ) -> tuple[Tensor, Tensor]:
-        """``S`` texts → ``(S, T)`` zero-padded ids and ``(S,)`` lengths."""
+        """``S`` texts → ``(S, T)`` zero-padded ids and ``(S,)`` lengths (multiples of ``word_chars``)."""
         ids = [self.encode(t, l, max_len) for t, l in zip(texts, langs)]
         lengths = torch.tensor([len(x) for x in ids], dtype=torch.long)
-        tokens = torch.zeros(len(ids), int(lengths.max()) if ids else 1, dtype=torch.long)
+        tokens = torch.zeros(len(ids), int(lengths.max()) if ids else self.word_chars, dtype=torch.long)
         for i, x in enumerate(ids):
             tokens[i, : len(x)] = torch.tensor(x, dtype=torch.long)
         return tokens, lengths
 
     def state_dict(self) -> dict:
-        return {"kind": self.kind, "langs": self.langs, "chars": self.itos[UNK + 1 :]}
+        return {
+            "kind": self.kind,
+            "langs": self.langs,
+            "chars": self.itos[UNK + 1 :],
+            "word_chars": self.word_chars,
+            "segmenter": self.segmenter,
+        }
 
     @classmethod
     def from_state_dict(cls, state: dict) -> "CharVocabulary":
-        return cls(state["langs"], state["chars"])
+        return cls(state["langs"], state["chars"], state["word_chars"], state["segmenter"])

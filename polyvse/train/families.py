@@ -13,7 +13,7 @@ la             words        latent tokens (pretraining output)   SMALR eq. 4 wit
 hem            words        top-K words: PCA-50 FastText → FC;   SMALR eq. 4 without MCLM
                             the rest: latent tokens
 smalr          words        as HEM                               SMALR eq. 4 (MCLM)
-liwe           characters   character embeddings (24 / 120-D)    VSE++ hinge (LIWE)
+liwe           characters   words from 24 / 120-D characters     VSE++ hinge (LIWE)
 =============  ===========  ===================================  ===============================
 
 Every family's settings live in ``models.<family>`` of the config (overridden
@@ -153,13 +153,18 @@ def build_vocabulary(settings: Mapping, inputs: FamilyInputs, train_captions: "p
     """The variant's vocabulary: characters (LIWE), a joint word index
     thresholded at ``vocabulary.min_count`` (frequency thresholding, SMALR §4),
     or the dictionary-mapping baseline's index."""
-    from polyvse.text.chars import CharVocabulary
+    from polyvse.text.chars import WORD_CHARS, CharVocabulary
     from polyvse.text.reduction import DictionaryMappedVocabulary
     from polyvse.text.vocab import Vocabulary
 
     langs, text = list(settings["train_langs"]), settings["text"]
     if SPECS[settings["model"]].vocabulary == "chars":
-        return CharVocabulary.from_texts(zip(train_captions["text"], train_captions["lang"]), langs)
+        return CharVocabulary.from_texts(
+            zip(train_captions["text"], train_captions["lang"]),
+            langs,
+            word_chars=int(settings["model_options"].get("word_chars", WORD_CHARS)),
+            segmenter=text["segmenter"],
+        )
     reduce = settings.get("vocabulary") or {}
     counts = {l: inputs.counts[l] for l in langs}
     if reduce.get("dictionary_threshold"):
