@@ -117,6 +117,10 @@ def variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
     model = copy.deepcopy(config.get("models", {}).get(v["model"], {}))
     model.update(v.get("model_options") or {})
     training = copy.deepcopy(config.get("training", {}))
+    # the family's own ceiling of epochs, then the variant's
+    ceilings = training.pop("epochs_by_family", None) or {}
+    if v["model"] in ceilings:
+        training["epochs"] = ceilings[v["model"]]
     training.update(v.get("training_options") or {})
     return {
         "model": v["model"],

@@ -129,6 +129,16 @@ def test_variant_overrides_merge_over_family_defaults(config):
     assert config["models"]["embn"].get("gru_hidden") != 7  # the family default is untouched
 
 
+def test_a_family_ceiling_of_epochs_sits_between_the_shared_one_and_the_variants(config):
+    config["training"]["epochs"] = 30
+    config["training"]["epochs_by_family"] = {"liwe": 50}
+    assert variant_settings(config, "liwe_s_en")["training"]["epochs"] == 50
+    assert variant_settings(config, "embn_en")["training"]["epochs"] == 30
+    assert "epochs_by_family" not in variant_settings(config, "embn_en")["training"]
+    config["variants"]["liwe_s_en"]["training_options"] = {"epochs": 9}
+    assert variant_settings(config, "liwe_s_en")["training"]["epochs"] == 9
+
+
 def test_clc_protocols_cover_the_human_languages_of_a_ten_language_model(config):
     assert protocol_langs(config, "smalr_10", "clc_c") == ["en", "de", "fr", "cs"]
     assert protocol_langs(config, "coco_smalr_10", "clc_a") == ["en", "zh", "ja"]

@@ -48,8 +48,9 @@ from polyvse.models.latent_vocab import LatentAssignment, LatentVocabulary, Late
 from polyvse.optim import adam
 from polyvse.text.joint_vectors import joint_vectors
 from polyvse.text.vocab import Vocabulary
-from polyvse.train.data import ImageGroupedBatches, collate, encode_captions
+from polyvse.train.data import ImageGroupedBatches, batch_sampler, collate, encode_captions
 from polyvse.train.loop import fingerprint, resolve_device, run_epochs
+from polyvse.train.negatives import NegativesWarmup
 from polyvse.train.objectives_smalr import LatentVocabularyObjective
 
 log = logging.getLogger(__name__)
@@ -165,8 +166,17 @@ def pretrain_latent_vocabulary(
     objective = LatentVocabularyObjective(
         settings["margin"], settings["top_k"], usage_weight=float(settings.get("usage_weight", 0.0))
     )
-    batches = ImageGroupedBatches(train.image_row, settings["images_per_batch"], settings["captions_per_image"])
+    # the sentences of an image in every language it has: the neighbourhood triplet's positives are an
+    # image's sentences in other languages, which the latent tokens must bring together
+    batches = batch_sampler(
+        train,
+        settings["images_per_batch"],
+        settings["captions_per_image"],
+        "natural",
+        settings.get("image_captions", "quota"),
+    )
     n_batches = min(len(batches), settings.get("batches_per_epoch") or len(batches))
+    warmup = NegativesWarmup(objective, settings.get("negatives_warmup_epochs", 0) * n_batches)
     val_batches = ImageGroupedBatches(val.image_row, settings["images_per_batch"], settings["captions_per_image"])
     val_fixed = [collate(val, rows, dummy, device) for rows in val_batches.epoch(np.random.default_rng([seed, 0]))]
     # one sentence per (image, language) of the validation split, for the retrieval score
@@ -223,6 +233,9 @@ def pretrain_latent_vocabulary(
         device=device,
         score_name="val_score",
         progress=progress,
+        after_step=warmup.step,
+        stateful={"negatives": warmup},
+        patience=settings.get("patience"),
     )
     model.load_state_dict(result.best_state)
     model.cpu().eval()

@@ -1,0 +1,134 @@
+"""Measure what makes a word model learn: one variant trained outside Snakemake with settings changed,
+its validation curve and its test mR. The evidence of docs/learning.md was measured with it.
+
+Reads the data stages of the default config from ``results/`` (``snakemake --cores all data`` first), trains
+the variant as rule ``train`` would (polyvse.train.run.train_variant) with ``--set`` overrides of its
+settings, prints one line per epoch and the test mR per language, and appends the epochs to ``--out``:
+
+    .venv/bin/python bench/learning_curves.py smalr_10
+    .venv/bin/python bench/learning_curves.py smalr_10 --set training.negatives_warmup_epochs=0 \\
+        --set training.image_captions=quota --label before
+    .venv/bin/python bench/learning_curves.py la_10 --pretrain results/m30k/pretrain/latent.pt
+
+A value is read as YAML (``3``, ``0.0015``, ``every_language``, ``null``). ``--threads`` sets the torch
+threads (one, as a training job of the default run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from snakemake.utils import validate  # noqa: E402
+
+from polyvse.config import variant_settings  # noqa: E402
+from polyvse.data.tables import read_captions  # noqa: E402
+from polyvse.evaluate.run import evaluate_model  # noqa: E402
+from polyvse.io import load_torch  # noqa: E402
+from polyvse.models.registry import model_from_checkpoint  # noqa: E402
+from polyvse.needs import mt_available  # noqa: E402
+from polyvse.text.reduction import load_english_dictionaries  # noqa: E402
+from polyvse.text.vocab import read_counts  # noqa: E402
+from polyvse.train.families import FamilyInputs, variant_needs  # noqa: E402
+from polyvse.train.run import train_variant  # noqa: E402
+
+
+def overridden(settings: dict, assignments: list[str]) -> dict:
+    """``settings`` with each ``a.b.c=value`` set (the value read as YAML)."""
+    for assignment in assignments:
+        key, _, value = assignment.partition("=")
+        *path, last = key.split(".")
+        node = settings
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = yaml.safe_load(value)
+    return settings
+
+
+def family_inputs(config: dict, settings: dict, dataset: str, results: Path, pretrain: Path | None) -> FamilyInputs:
+    """What rule train reads for the variant's family (rules/common.smk, train_inputs)."""
+    needs = variant_needs(settings)
+    origin = "augmented" if mt_available(config, dataset) else "human"
+    root = results / dataset
+    tokens, fasttext, pca = {}, {}, {}
+    for lang in needs.fasttext_langs:
+        fasttext[lang] = np.load(root / "fasttext" / origin / f"{lang}.npy")
+    for lang in needs.pca_langs:
+        pca[lang] = np.load(root / "fasttext" / origin / f"{lang}.pca{needs.pca_dim}.npy")
+    for lang in {*needs.fasttext_langs, *needs.pca_langs}:
+        tokens[lang] = list(read_counts(root / "vocab" / origin / f"{lang}.tsv"))
+    latent = None
+    if needs.pretrain:
+        latent = load_torch(pretrain or root / "pretrain" / f"{needs.pretrain}.pt")
+    dictionaries = {}
+    if needs.dictionaries:
+        dictionaries = load_english_dictionaries(root / "dictionaries", settings["train_langs"])
+    return FamilyInputs(tokens=tokens, fasttext=fasttext, pca=pca, latent=latent, dictionaries=dictionaries)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("variant")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="e.g. training.lr=0.0015")
+    parser.add_argument("--config", type=Path, default=REPO / "config" / "config.yaml")
+    parser.add_argument("--results", type=Path, default=REPO / "results")
+    parser.add_argument("--pretrain", type=Path, default=None, help="another latent pretraining's .pt")
+    parser.add_argument("--label", default="", help="a name for this setting in --out")
+    parser.add_argument("--out", type=Path, default=None, help="a TSV to append the epochs to")
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args(argv)
+
+    config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
+    validate(config, str(REPO / "config" / "schema.yaml"))  # fills the schema's defaults
+    settings = overridden(variant_settings(config, args.variant), args.set)
+    dataset = config["variants"][args.variant]["dataset"]
+    root = args.results / dataset
+    augmented = settings["captions"] == "augmented" or (root / "captions_augmented.parquet").is_file()
+    captions = read_captions(root / ("captions_augmented.parquet" if augmented else "captions.parquet"))
+    origin = "augmented" if settings["captions"] == "augmented" else "human"
+    counts = {lang: read_counts(root / "vocab" / origin / f"{lang}.tsv") for lang in settings["train_langs"]}
+    backbone = config["image_features"]["backbone"]
+    ids = (root / "image_features" / f"{backbone}.ids.txt").read_text(encoding="utf-8").split()
+    features = np.load(root / "image_features" / f"{backbone}.npy")
+    inputs = family_inputs(config, settings, dataset, args.results, args.pretrain)
+
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as checkpoints:
+        trained = train_variant(
+            captions, features, ids, counts, settings, Path(checkpoints), args.threads, False, inputs
+        )
+    seconds = time.perf_counter() - started
+    model, vocab = model_from_checkpoint(trained.saved())
+    test = evaluate_model(model, vocab, captions, features, ids, settings["eval_langs"], trained.max_len)
+    curve = trained.fit.log
+    score = "val_mR" if "val_mR" in curve else "val_score"
+    for row in curve.itertuples(index=False):
+        print(f"epoch {row.epoch:3d}  loss {row.loss:.4f}  {score} {getattr(row, score):6.2f}  {row.seconds:6.2f} s")
+    fit = trained.fit
+    per_lang = "  ".join(f"{lang} {mr:.1f}" for lang, mr in zip(test["lang"], test["mR"]))
+    print(
+        f"{args.variant} {args.label or '-'}: best epoch {fit.best_epoch} of {fit.epochs_run} ({fit.stop_reason}), "
+        f"validation mR {fit.best_score:.2f}, test mR {test['mR'].mean():.2f} ({per_lang}), {seconds:.0f} s"
+    )
+    if args.out is not None:
+        rows = curve[["epoch", "loss", score, "seconds"]].rename(columns={score: "val"})
+        rows.insert(0, "label", args.label)
+        rows.insert(0, "variant", args.variant)
+        rows["test_mR"] = round(float(test["mR"].mean()), 2)
+        rows["stop_reason"] = fit.stop_reason
+        new = not args.out.is_file()
+        rows.to_csv(args.out, sep="\t", index=False, mode="a", header=new, float_format="%.4g")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
