@@ -14,8 +14,10 @@ keyed by file name, size and modification time), so a second query is fast. Ever
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,6 +30,10 @@ from polyvse.io import atomic_path, load_torch
 from polyvse.models.registry import model_from_checkpoint
 from polyvse.text.encoded import encode_captions
 from polyvse.text.vocab import Vocabulary
+
+if TYPE_CHECKING:
+    from polyvse.data.synthetic_scene import Scene
+    from polyvse.evaluate.described import Description
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp")
 
@@ -418,3 +424,19 @@ def test_captions_of(jm: JointQueryModel) -> Index:
         texts=[x for p in parts for x in p.texts],
         audio=[x for p in parts for x in p.audio],
     )
+
+
+def described_precision(
+    tm: TrainedModel, scenes: Mapping[str, "Scene"], descriptions: Sequence["Description"], k: int = 5
+) -> list[tuple["Description", int, float]]:
+    """Each English description's (description, number of relevant test images, precision at ``k``)
+    when ``tm`` searches its test images for it (``scenes``: each test image's scene plan)."""
+    from polyvse.evaluate.described import precision_at_k, relevant_images
+
+    index = test_images(tm, cache_beside_model=False)
+    out = []
+    for description in descriptions:
+        relevant = relevant_images(description, scenes)
+        hits = top_k(embed_text(tm, description.text, "en"), index, k)
+        out.append((description, len(relevant), precision_at_k([h.id for h in hits], relevant, k)))
+    return out

@@ -1,0 +1,60 @@
+"""Short descriptions of what a synthetic image shows ("a red circle", "two blue stars") and the test
+images each one describes, read from the scene plans, to ask whether a model finds what a query names.
+
+The test split's retrieval scores (:mod:`polyvse.evaluate.run`) rank an image against its own long
+captions. A user's first query is short and names one object group; an image is *relevant* to it when
+one of its groups has that colour and shape (any shade, any named kind of the shape) and, for a
+description with a number, that many objects. :func:`precision_at_k` reads a ranking against them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from polyvse.data.synthetic_scene import COLOURS, SHAPES, Scene
+
+NUMBER_WORDS = {1: "a", 2: "two", 3: "three"}
+"""English number words of the synthetic captions' counts."""
+
+
+@dataclass(frozen=True)
+class Description:
+    """An English description of one object group: its colour, shape and, where given, its count."""
+
+    colour: str
+    shape: str
+    count: int | None = None
+
+    @property
+    def text(self) -> str:
+        """ "a red circle" (count None or 1), "two blue stars"."""
+        n = self.count or 1
+        return f"{NUMBER_WORDS[n]} {self.colour} {self.shape}{'s' if n > 1 else ''}"
+
+    def shown_in(self, scene: Scene) -> bool:
+        """Whether a group of ``scene`` is what this describes."""
+        return any(
+            g.colour == self.colour and g.shape == self.shape and (self.count is None or g.count == self.count)
+            for g in scene.groups
+        )
+
+
+def descriptions(counts: Sequence[int | None] = (None,)) -> list[Description]:
+    """Every colour × shape of the synthetic scenes, once for each of ``counts`` (None: any number)."""
+    if any(c is not None and c not in NUMBER_WORDS for c in counts):
+        raise ValueError(f"counts must be None or one of {sorted(NUMBER_WORDS)}, got {list(counts)}")
+    return [Description(colour, shape, count) for count in counts for colour in COLOURS for shape in SHAPES]
+
+
+def relevant_images(description: Description, scenes: Mapping[str, Scene]) -> set[str]:
+    """The ids of the images (``scenes``: image id → its scene plan) that show ``description``."""
+    return {image for image, scene in scenes.items() if description.shown_in(scene)}
+
+
+def precision_at_k(ranked: Iterable[str], relevant: set[str], k: int = 5) -> float:
+    """The share of the first ``k`` ids of ``ranked`` that are relevant."""
+    top = list(ranked)[:k]
+    if len(top) < k:
+        raise ValueError(f"precision at {k} needs {k} ranked images, got {len(top)}")
+    return sum(image in relevant for image in top) / k
