@@ -8,7 +8,6 @@ import pytest
 from polyvse.report.readme import (
     ReadmeError,
     benchmarks_summary,
-    budget_comparison,
     compare_with_snapshot,
     findings_block,
     differing_files,
@@ -72,42 +71,6 @@ def test_fill_blocks_names_missing_and_unused_blocks():
 def test_findings_block_is_the_run_s_report_one_level_down(tmp_path):
     (tmp_path / "findings.md").write_text("# The seeds' findings on our tables\n\n2 claims.\n\n## A claim\n\n| row |\n")
     assert findings_block(tmp_path) == "2 claims.\n\n### A claim\n\n| row |\n"
-
-
-def _findings_run(folder: Path, means: list[float], verdict: str, commit: str, wall_s: int) -> Path:
-    folder.mkdir()
-    rows = [
-        {"claim": "smalr_la_hem_smalr", "row": row, "mean": m, "std": 0.25, "verdict": verdict}
-        for row, m in zip(["Language-Agnostic", "HEM", "(d) MULE|EmbN"], means)
-    ]
-    pd.DataFrame(rows).to_csv(folder / "findings.tsv", sep="\t", index=False)
-    pd.DataFrame([{"started": "s", "finished": "f", "wall_s": wall_s, "commit": commit, "host": "h"}]).to_csv(
-        folder / "run.tsv", sep="\t", index=False
-    )
-    return folder
-
-
-def test_budget_comparison_sets_each_claims_rows_and_verdicts_side_by_side(tmp_path):
-    default = _findings_run(tmp_path / "default_run", [3.2, 3.4, 3.7], "within noise", "aaaa", 1700)
-    longer = _findings_run(tmp_path / "longer_budget_run", [30.0, 40.0, 50.0], "agrees", "bbbb", 2895)
-    text = budget_comparison(default, longer)
-    assert "0:28:20 from `aaaa`" in text and "0:48:15 from `bbbb`" in text
-    row = [line for line in text.splitlines() if line.startswith("| SMALR: the hard-example")]
-    assert row == [
-        "| SMALR: the hard-example vocabulary (HEM) beats the language-agnostic one (LA), and MCLM (SMALR) beats HEM "
-        "| Language-Agnostic; HEM; (d) MULE · EmbN | 3.2 ± 0.2; 3.4 ± 0.2; 3.7 ± 0.2 | within noise "
-        "| 30.0 ± 0.2; 40.0 ± 0.2; 50.0 ± 0.2 | agrees |"
-    ]
-
-
-def test_budget_comparison_names_a_claim_the_longer_run_lacks(tmp_path):
-    default = _findings_run(tmp_path / "default_run", [3.2, 3.4, 3.7], "within noise", "aaaa", 1700)
-    longer = _findings_run(tmp_path / "longer_budget_run", [1.0, 2.0, 3.0], "agrees", "bbbb", 2895)
-    pd.DataFrame([{"claim": "other", "row": "x", "mean": 1.0, "std": 0.0, "verdict": "agrees"}]).to_csv(
-        longer / "findings.tsv", sep="\t", index=False
-    )
-    with pytest.raises(ReadmeError, match="longer_budget_run/findings.tsv: no claim 'smalr_la_hem_smalr'"):
-        budget_comparison(default, longer)
 
 
 def test_speech_summary_means_image_and_cross_lingual_pairs(tmp_path):

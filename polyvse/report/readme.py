@@ -9,9 +9,6 @@ fails when the README and the snapshot disagree, and ``check`` fails when a fres
 run's ``results/`` is not the snapshot's result: a table beyond the tolerance a run on
 another CPU needs, or a finding's verdict changed (:mod:`polyvse.report.comparison`).
 
-The same DAG at the budget the default had until it was cut to 30 minutes (``config/longer_budget.yaml``)
-is kept in ``docs/longer_budget_run/``, a snapshot like the default's; the README sets its findings beside
-the default's (:func:`budget_comparison`).
 
 A run of the scale config's data stages and pretraining (``config/scale/m30k.yaml``, too long
 for a session's whole DAG) is kept the same way in ``docs/scale_run/``: its invocations, its
@@ -196,44 +193,6 @@ def benchmarks_summary(snapshot: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _claim_cells(findings: pd.DataFrame, claim: str) -> tuple[str, str]:
-    """(the rows' means in claim order, the verdict) of one claim of a findings.tsv."""
-    rows = findings[findings["claim"] == claim]
-    means = "; ".join(f"{r['mean']:.1f} ± {r['std']:.1f}" for _, r in rows.iterrows())
-    return means, str(rows["verdict"].iloc[0])
-
-
-def budget_comparison(snapshot: Path, longer: Path) -> str:
-    """The findings of the default run beside those of the same DAG at the longer budget
-    (``config/longer_budget.yaml``, kept in ``longer``): per claim, the rows' mean ± std over the
-    seeds and the verdict of each, so that a reader sees which verdicts the budget decides."""
-    from polyvse.report.findings import CLAIMS
-
-    statements = {c.key: c.statement for c in CLAIMS}
-    default = pd.read_csv(io.StringIO(_read(snapshot, "findings.tsv")), sep="\t")
-    longer_findings = pd.read_csv(io.StringIO(_read(longer, "findings.tsv")), sep="\t")
-    times = [f"{_hms(int(r['wall_s']))} from `{r['commit']}`" for r in map(last_run, (snapshot, longer))]
-    lines = [
-        f"Default budget: the run above ({times[0]}). Longer budget: `config/longer_budget.yaml` "
-        f"({times[1]}; its tables in `{longer.parent.name}/{longer.name}/`). Rows in the claim's order, separated by `;`, "
-        "each mean ± std over the seeds.",
-        "",
-        "| claim | rows | default: mean ± std | default: verdict | longer: mean ± std | longer: verdict |",
-        "|---|---|---|---|---|---|",
-    ]
-    for claim in dict.fromkeys(default["claim"]):
-        if claim not in set(longer_findings["claim"]):
-            raise ReadmeError(f"{longer / 'findings.tsv'}: no claim {claim!r} (the default run has it)")
-        # a row is "section|name" where a name repeats: a bar would end the Markdown cell
-        names = "; ".join(str(r).replace("|", " · ") for r in default.loc[default["claim"] == claim, "row"])
-        d_means, d_verdict = _claim_cells(default, claim)
-        l_means, l_verdict = _claim_cells(longer_findings, claim)
-        lines.append(
-            f"| {statements.get(claim, claim)} | {names} | {d_means} | {d_verdict} | {l_means} | {l_verdict} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
 SPEECH_TABLES: dict[str, str] = {
     "speech_table3_1": "3.1 hypersphere λ_u",
     "speech_table3_2": "3.2 objectives",
@@ -351,13 +310,11 @@ SCALE_BLOCKS: dict[str, Callable[[Path], str]] = {
 
 
 def readme_blocks(snapshot: Path, scale_snapshot: Path | None = None) -> dict[str, str]:
-    """Every README block generated from ``snapshot`` (the default run), ``scale_snapshot`` (the scale
-    run; by default ``scale_run/`` beside ``snapshot``) and the longer budget's run
-    (``longer_budget_run/`` beside ``snapshot``)."""
+    """Every README block generated from ``snapshot`` (the default run) and ``scale_snapshot`` (the scale
+    run; by default ``scale_run/`` beside ``snapshot``)."""
     scale = scale_snapshot if scale_snapshot is not None else snapshot.parent / "scale_run"
     return (
         {name: make(snapshot) for name, make in BLOCKS.items()}
-        | {"budget": budget_comparison(snapshot, snapshot.parent / "longer_budget_run")}
         | {name: make(scale) for name, make in SCALE_BLOCKS.items()}
         | {"gpu_runs": gpu_runs_block(snapshot.parent / "gpu_runs")}
     )
