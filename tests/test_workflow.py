@@ -35,18 +35,19 @@ def snakemake(workdir: Path, *args: str, timeout: int = 600, **kw) -> subprocess
 def workdir(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("wf")
     config = yaml.safe_load(TINY.read_text())
-    # a variant no report uses, trained longer, for the kill-and-resume test
+    # variants no report uses, trained every epoch of a longer ceiling (no early stopping), for the
+    # kill-and-resume tests
     config["variants"]["embn_resume"] = {
         "model": "embn",
         "dataset": "m30k",
         "train_langs": ["en", "de"],
-        "training_options": {"epochs": 6},
+        "training_options": {"epochs": 6, "patience": None},
     }
     config["variants"]["embn_stop"] = {
         "model": "embn",
         "dataset": "m30k",
         "train_langs": ["en"],
-        "training_options": {"epochs": 6},
+        "training_options": {"epochs": 6, "patience": None},
     }
     (d / "config.yaml").write_text(yaml.safe_dump(config))
     return d
