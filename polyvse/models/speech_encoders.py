@@ -189,6 +189,18 @@ class ResidualUnit(nn.Module):
     """``n_convs`` kernel-``k`` convolutions (the first with ``stride``), batch norm after
     each, ReLU between; the shortcut (identity, or 1×1 convolution + batch norm when
     width or stride changes) is added before the last ReLU. ``(B, C_in, T) -> (B, C_out, T')``.
+
+    The last batch norm's scale γ starts at zero ("zero-γ" residual initialisation: Goyal et al.
+    2017 §5.1, He et al. 2019 "Bag of Tricks"; torchvision's ``zero_init_residual``), so a unit
+    starts as its shortcut and the trunk as a shallow network whose residual branches grow with
+    training. Why: the thesis scores view pairs by the dot product (§3.1.3) of post-ReLU averages,
+    all in one cone, so the initial logits between two audio views are set by the embeddings'
+    norms, not by what was said. With every γ = 1 a default-width encoder's embeddings have a norm
+    of ~6.7 (mean pairwise cosine 0.93) and the logits between two languages a spread of ~6.5:
+    InfoNCE starts at 2.7× its chance value (18.7 against 2 ln 32 = 6.9) and a 64-step training
+    spends its steps shrinking the norms, not learning (``docs/speech_learning.md``). Zero-γ halves
+    the norms, the spread falls to ~1.2 and the loss starts at chance; the forward function, its
+    parameters and the state dict are those of ResDAVEnet's unit (§2.4.2.2), only the start differs.
     """
 
     def __init__(self, in_channels: int, out_channels: int, n_convs: int = 2, kernel: int = 9, stride: int = 1) -> None:
@@ -208,6 +220,7 @@ class ResidualUnit(nn.Module):
             for i in range(n_convs)
         )
         self.norms = nn.ModuleList(MaskedBatchNorm1d(out_channels) for _ in range(n_convs))
+        nn.init.zeros_(self.norms[-1].weight)  # zero-γ: the unit starts as its shortcut (see above)
         if stride != 1 or in_channels != out_channels:
             self.shortcut_conv: nn.Conv1d | None = nn.Conv1d(in_channels, out_channels, 1, stride=stride, bias=False)
             self.shortcut_norm: MaskedBatchNorm1d | None = MaskedBatchNorm1d(out_channels)
