@@ -15,6 +15,7 @@ from polyvse.models.speech_encoders import (
     MaskedBatchNorm1d,
     ResidualUnit,
     SpeechEncoders,
+    TransformerPool,
     build_audio_encoder,
     frame_conv,
     frames_major,
@@ -138,14 +139,23 @@ def _dot_product_infonce_at_init(pooling: str, batch: int = 32) -> float:
         return float(info_nce_loss(a @ b.T))
 
 
-@pytest.mark.parametrize("pooling", ["avg"])
+@pytest.mark.parametrize("pooling", ["avg", "transformer"])
 def test_dot_product_logits_between_two_audio_views_start_near_chance(pooling):
     """At initialisation the loss between two languages' encoders is near its chance value 2 ln B:
     the logits are O(1), not set by the embeddings' norms. With every batch-norm scale at 1 the
-    post-ReLU averages gave 16.0 here (2.3× chance; 18.7 on the default data): the first tens of
-    steps went into shrinking the norms (docs/speech_learning.md)."""
+    post-ReLU averages gave 16.0 here (2.3× chance; 18.7 on the default data) and the Transformer
+    block's unit-gain layer norm 12 on the default data: the first tens of steps went into
+    shrinking the norms (docs/speech_learning.md)."""
     chance = 2 * math.log(32)
     assert _dot_product_infonce_at_init(pooling) < 1.3 * chance
+
+
+def test_transformer_pooling_starts_on_the_unit_sphere():
+    """The block's final layer norm starts at gain 1/√D: every pooled embedding has norm 1."""
+    torch.manual_seed(0)
+    pool = TransformerPool(64, heads=8, ff_dim=128, dropout=0.0).eval()
+    out = pool(torch.randn(5, 12, 64), torch.tensor([12, 9, 5, 3, 1]))
+    assert torch.allclose(out.norm(dim=1), torch.ones(5), atol=1e-3)
 
 
 def test_masked_batch_norm_matches_batch_norm_on_full_mask():

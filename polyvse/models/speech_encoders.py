@@ -349,13 +349,24 @@ class MHSAPool(_AttentionPoolBase):
 
 
 class TransformerPool(_AttentionPoolBase):
-    """Transformer-block pooling (§2.4.3.3): 8 heads, feed-forward 2048, the output at the CLS position."""
+    """Transformer-block pooling (§2.4.3.3): 8 heads, feed-forward 2048, the output at the CLS position.
+
+    The block (PyTorch's, post-norm) ends with a layer norm, so its output's norm is ``√D · γ``
+    whatever the input: with the gain γ at PyTorch's 1, a dot product (§3.1.3) between two views
+    starts as ``D · cos`` (±64 at the default width 64, ±1024 at the thesis' 1024), InfoNCE starts
+    saturated (12 against its chance value 6.9 at the default width) and, at the attention layers'
+    rate of Table 3.4 (1e-4), 64 steps move γ by under 1 %. The gain starts at ``1/√D`` instead:
+    every embedding starts on the unit sphere, the logits are cosines, and the scale is learned
+    from there (a default training: validation recall 7.2 → 15.5, ``docs/speech_learning.md``).
+    Same block, same parameters; only their starting value differs.
+    """
 
     def __init__(
         self, dim: int, heads: int = 8, ff_dim: int = 2048, dropout: float = 0.1, use_cls: bool = True
     ) -> None:
         super().__init__(dim, dropout, use_cls)
         self.block = nn.TransformerEncoderLayer(dim, heads, dim_feedforward=ff_dim, dropout=dropout, batch_first=True)
+        nn.init.constant_(self.block.norm2.weight, dim**-0.5)  # unit-norm output at the start (see above)
 
     def attend(self, h: Tensor, padding: Tensor) -> Tensor:
         return self.block(h, src_key_padding_mask=padding)
