@@ -49,7 +49,7 @@ Linear layer on feature vectors ``(B, C)`` or a 1×1 convolution on feature maps
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -580,7 +580,8 @@ class SpeechEncoders(nn.Module):
     sharing ``none``: one encoder per language (the baseline); ``basic``: one shared
     encoder, no language information; ``sequence`` / ``channel``: one shared encoder
     with the language tag on that axis. ``encoder_kwargs`` go to :func:`build_audio_encoder`.
-    ``forward(lang, feats (B, T, n_mels), lengths (B,)) -> (B, D)``.
+    ``forward(lang, feats (B, T, n_mels), lengths (B,)) -> (B, D)``; :meth:`embed_all` embeds a
+    training batch's languages together.
     """
 
     def __init__(self, langs: Sequence[str], sharing: str = "none", **encoder_kwargs: object) -> None:
@@ -615,6 +616,34 @@ class SpeechEncoders(nn.Module):
         encoder = self.encoder_for(lang)
         lang_id = self.lang_index[lang] if self.sharing in ("sequence", "channel") else None
         return encoder(feats, lengths, lang_id)
+
+    def embed_all(self, batches: Mapping[str, tuple[Tensor, Tensor]]) -> dict[str, Tensor]:
+        """Every language's utterances ``{lang: ((B_l, T_l, n_mels), lengths (B_l,))}`` →
+        ``{lang: (B_l, D)}``, the languages in the mapping's order.
+
+        A shared encoder embeds all languages in one pass (padded to the longest utterance of
+        any), so that in training mode its batch norms normalise every language with the same
+        statistics, those of all of them, as evaluation mode's running statistics do. One pass a
+        language normalised each language with its own batch statistics in training and with the
+        pooled ones in evaluation: the encoder was scored as another function than it was trained
+        as, most of all with the channel tag, a per-language constant that per-language
+        normalisation subtracts in training and pooled normalisation does not (a default
+        shared_chan model: validation recall 10.4 with pooled statistics, 32.5 with per-language
+        ones; ``docs/speech_learning.md``). Per-language encoders embed each language alone, as
+        :meth:`forward` does."""
+        if self.shared is None:
+            return {lang: self(lang, x, lengths) for lang, (x, lengths) in batches.items()}
+        langs = list(batches)
+        frames = max(batches[lang][0].shape[1] for lang in langs)
+        feats = torch.cat([F.pad(batches[lang][0], (0, 0, 0, frames - batches[lang][0].shape[1])) for lang in langs])
+        lengths = torch.cat([batches[lang][1] for lang in langs])
+        ids = None
+        if self.sharing in ("sequence", "channel"):
+            ids = torch.cat(
+                [torch.full_like(batches[lang][1], self.lang_index[lang], dtype=torch.long) for lang in langs]
+            )
+        out = self.shared(feats, lengths, ids)
+        return dict(zip(langs, out.split([len(batches[lang][1]) for lang in langs])))
 
 
 # ----------------------------------------------------------------------------- image encoder
