@@ -7,15 +7,20 @@ import math
 import pytest
 import torch
 
+from polyvse.losses.margin_softmax import info_nce_loss
+from polyvse.train.batch_norm import recalibrate_batch_norm
 from polyvse.models.speech_encoders import (
     AudioCNN,
     AvgPoolLen,
     ImageEncoder,
     MaskedBatchNorm1d,
+    ResidualUnit,
     SpeechEncoders,
+    TransformerPool,
     build_audio_encoder,
     frame_conv,
     frames_major,
+    length_mask,
     thesis_avg_pool_len,
 )
 
@@ -24,7 +29,18 @@ SMALL = (8, 8, 16, 16, 32)  # first conv + 4 stages; the paper's is (128, 128, 2
 
 def small_encoder(pooling: str = "avg", **kw: object):
     torch.manual_seed(0)
-    return build_audio_encoder(pooling, widths=SMALL, ff_dim=64, **kw)  # type: ignore[arg-type]
+    return as_if_trained(build_audio_encoder(pooling, widths=SMALL, ff_dim=64, **kw))  # type: ignore[arg-type]
+
+
+def as_if_trained(module: torch.nn.Module) -> torch.nn.Module:
+    """Every batch norm's scale drawn away from its initial value: a residual branch starts with a
+    zero scale (ResidualUnit), and a test of what the branches compute needs them to contribute."""
+    g = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, MaskedBatchNorm1d):
+                m.weight.copy_(0.5 + torch.rand(m.weight.shape, generator=g))
+    return module
 
 
 def n_params(module: torch.nn.Module) -> int:
@@ -91,6 +107,56 @@ def test_padding_is_ignored_in_train_mode_with_masked_batch_norm():
     a = enc(utts, lengths)
     b = enc(torch.cat([utts, torch.randn(2, 30, 40, generator=g)], dim=1), lengths)
     assert torch.allclose(a, b, atol=1e-4)  # float noise only: batch-norm statistics of tiny batches
+
+
+def test_residual_units_start_as_their_shortcut():
+    """Zero-γ initialisation: a fresh unit's branch ends in a batch norm of scale 0, so the unit is
+    ReLU(shortcut): the identity, or the 1×1 projection and its batch norm."""
+    torch.manual_seed(0)
+    lengths = torch.tensor([20, 15, 9])
+    for unit in (ResidualUnit(8, 16, stride=2), ResidualUnit(16, 16)):
+        c_in = unit.convs[0].in_channels
+        x = torch.relu(torch.randn(3, c_in, 20)) * length_mask(lengths, 20).unsqueeze(1)
+        out, out_lengths = unit.train()(x, lengths)
+        mask = length_mask(out_lengths, out.shape[-1])
+        if unit.shortcut_conv is None:
+            shortcut = x
+        else:
+            shortcut = unit.shortcut_norm(frame_conv(unit.shortcut_conv, x), mask)
+        assert torch.allclose(out, torch.relu(shortcut)), unit
+        assert all(n.weight.abs().sum() > 0 for n in unit.norms[:-1]) and unit.norms[-1].weight.abs().sum() == 0
+
+
+def _dot_product_infonce_at_init(pooling: str, batch: int = 32) -> float:
+    """InfoNCE (§2.2.2, dot product as §3.1.3) between two fresh default-width audio encoders on
+    log-Mel frames of the default data's level and spread (dB: mean -40, sd 19)."""
+    torch.manual_seed(0)
+    encoders = [build_audio_encoder(pooling, widths=(16, 16, 32, 32, 64), ff_dim=256).train() for _ in range(2)]
+    g = torch.Generator().manual_seed(0)
+    lengths = torch.randint(150, 400, (batch,), generator=g)
+    lengths[0] = 400
+    with torch.no_grad():
+        a, b = (e(-40 + 19 * torch.randn(batch, 400, 40, generator=g), lengths) for e in encoders)
+        return float(info_nce_loss(a @ b.T))
+
+
+@pytest.mark.parametrize("pooling", ["avg", "transformer"])
+def test_dot_product_logits_between_two_audio_views_start_near_chance(pooling):
+    """At initialisation the loss between two languages' encoders is near its chance value 2 ln B:
+    the logits are O(1), not set by the embeddings' norms. With every batch-norm scale at 1 the
+    post-ReLU averages gave 16.0 here (2.3× chance; 18.7 on the default data) and the Transformer
+    block's unit-gain layer norm 12 on the default data: the first tens of steps went into
+    shrinking the norms (docs/speech_learning.md)."""
+    chance = 2 * math.log(32)
+    assert _dot_product_infonce_at_init(pooling) < 1.3 * chance
+
+
+def test_transformer_pooling_starts_on_the_unit_sphere():
+    """The block's final layer norm starts at gain 1/√D: every pooled embedding has norm 1."""
+    torch.manual_seed(0)
+    pool = TransformerPool(64, heads=8, ff_dim=128, dropout=0.0).eval()
+    out = pool(torch.randn(5, 12, 64), torch.tensor([12, 9, 5, 3, 1]))
+    assert torch.allclose(out.norm(dim=1), torch.ones(5), atol=1e-3)
 
 
 def test_masked_batch_norm_matches_batch_norm_on_full_mask():
@@ -210,6 +276,30 @@ def test_image_encoder_vectors_and_maps():
     assert torch.allclose(out, maps.project(x).mean(dim=(2, 3)), atol=1e-5)
     with pytest.raises(ValueError):
         vec(torch.randn(5, 64))
+
+
+@pytest.mark.parametrize("sharing", ["basic", "sequence", "channel", "none"])
+def test_a_training_batch_embeds_alike_in_training_mode_and_recalibrated_evaluation(sharing):
+    """Languages whose log-Mel levels differ: in training mode a batch's embeddings equal its
+    evaluation-mode embeddings once the batch norms hold that batch's statistics. A shared encoder
+    normalises every language with the statistics of all of them in both modes (embed_all); when it
+    embedded one language at a time, training normalised each with its own and evaluation with the
+    pooled ones (shared_chan: validation recall 10.4 against 32.5, docs/speech_learning.md)."""
+    torch.manual_seed(0)
+    enc = as_if_trained(SpeechEncoders(("en", "hi", "ja"), sharing, widths=SMALL, ff_dim=64))
+    g = torch.Generator().manual_seed(4)
+    batches = {
+        lang: (torch.randn(12, 400, 40, generator=g) * (1 + k) + 3 * k, torch.randint(300, 401, (12,), generator=g))
+        for k, lang in enumerate(("en", "hi", "ja"))
+    }
+    trained = enc.train().embed_all(batches)
+    recalibrate_batch_norm(enc, [batches], enc.embed_all)
+    enc.eval()
+    for lang, (x, lengths) in batches.items():
+        # the running variances are unbiased, the batch's not: a few per cent apart at the deep stages;
+        # one language at a time a shared encoder was 100-1700 % apart
+        gap = (enc(lang, x, lengths) - trained[lang]).abs().max() / trained[lang].abs().max()
+        assert gap < 0.05, (lang, float(gap))
 
 
 def test_gradients_flow_through_encoder():

@@ -66,12 +66,10 @@ class GroundedSpeechModel(nn.Module):
         return self.audio(lang, feats, lengths)
 
     def views(self, batch: Mapping[str, Any]) -> list[Tensor]:
-        """A batch of :meth:`polyvse.speech.data.ViewSet.batch` → ``[image, lang_1, …, lang_L]``, each ``(B, D)``."""
-        out = [self.embed_images(batch["image"])]
-        for lang in self.langs:
-            x, lengths = batch["speech"][lang]
-            out.append(self.embed_speech(lang, x, lengths))
-        return out
+        """A batch of :meth:`polyvse.speech.data.ViewSet.batch` → ``[image, lang_1, …, lang_L]``, each ``(B, D)``
+        (a shared audio encoder embeds the languages in one pass: :meth:`SpeechEncoders.embed_all`)."""
+        speech = self.audio.embed_all({lang: batch["speech"][lang] for lang in self.langs})
+        return [self.embed_images(batch["image"]), *(speech[lang] for lang in self.langs)]
 
     def attention_parameters(self) -> list[nn.Parameter]:
         """Parameters of the attention layers (MHSA / Transformer pooling, internal MHSA):

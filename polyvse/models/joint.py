@@ -152,8 +152,10 @@ class JointModel(nn.Module):
         """``{"image": (B, F), "speech": {lang: (x, lengths)}, "text": {lang: (tokens, lengths)}}``
         → one ``(B, D)`` per view, in :attr:`view_names` order."""
         out = [self.embed_images(batch["image"])]
-        for lang in self.speech_langs:
-            out.append(self.embed_speech(lang, *batch["speech"][lang]))
+        if self.audio is not None:
+            # a shared audio encoder embeds the languages in one pass (SpeechEncoders.embed_all)
+            speech = self.audio.embed_all({lang: batch["speech"][lang] for lang in self.speech_langs})
+            out.extend(speech[lang] for lang in self.speech_langs)
         for lang in self.text_langs:
             out.append(self.embed_text(lang, *batch["text"][lang]))
         return out

@@ -49,7 +49,7 @@ Linear layer on feature vectors ``(B, C)`` or a 1×1 convolution on feature maps
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -189,6 +189,18 @@ class ResidualUnit(nn.Module):
     """``n_convs`` kernel-``k`` convolutions (the first with ``stride``), batch norm after
     each, ReLU between; the shortcut (identity, or 1×1 convolution + batch norm when
     width or stride changes) is added before the last ReLU. ``(B, C_in, T) -> (B, C_out, T')``.
+
+    The last batch norm's scale γ starts at zero ("zero-γ" residual initialisation: Goyal et al.
+    2017 §5.1, He et al. 2019 "Bag of Tricks"; torchvision's ``zero_init_residual``), so a unit
+    starts as its shortcut and the trunk as a shallow network whose residual branches grow with
+    training. Why: the thesis scores view pairs by the dot product (§3.1.3) of post-ReLU averages,
+    all in one cone, so the initial logits between two audio views are set by the embeddings'
+    norms, not by what was said. With every γ = 1 a default-width encoder's embeddings have a norm
+    of ~6.7 (mean pairwise cosine 0.93) and the logits between two languages a spread of ~6.5:
+    InfoNCE starts at 2.7× its chance value (18.7 against 2 ln 32 = 6.9) and a 64-step training
+    spends its steps shrinking the norms, not learning (``docs/speech_learning.md``). Zero-γ halves
+    the norms, the spread falls to ~1.2 and the loss starts at chance; the forward function, its
+    parameters and the state dict are those of ResDAVEnet's unit (§2.4.2.2), only the start differs.
     """
 
     def __init__(self, in_channels: int, out_channels: int, n_convs: int = 2, kernel: int = 9, stride: int = 1) -> None:
@@ -208,6 +220,7 @@ class ResidualUnit(nn.Module):
             for i in range(n_convs)
         )
         self.norms = nn.ModuleList(MaskedBatchNorm1d(out_channels) for _ in range(n_convs))
+        nn.init.zeros_(self.norms[-1].weight)  # zero-γ: the unit starts as its shortcut (see above)
         if stride != 1 or in_channels != out_channels:
             self.shortcut_conv: nn.Conv1d | None = nn.Conv1d(in_channels, out_channels, 1, stride=stride, bias=False)
             self.shortcut_norm: MaskedBatchNorm1d | None = MaskedBatchNorm1d(out_channels)
@@ -336,13 +349,24 @@ class MHSAPool(_AttentionPoolBase):
 
 
 class TransformerPool(_AttentionPoolBase):
-    """Transformer-block pooling (§2.4.3.3): 8 heads, feed-forward 2048, the output at the CLS position."""
+    """Transformer-block pooling (§2.4.3.3): 8 heads, feed-forward 2048, the output at the CLS position.
+
+    The block (PyTorch's, post-norm) ends with a layer norm, so its output's norm is ``√D · γ``
+    whatever the input: with the gain γ at PyTorch's 1, a dot product (§3.1.3) between two views
+    starts as ``D · cos`` (±64 at the default width 64, ±1024 at the thesis' 1024), InfoNCE starts
+    saturated (12 against its chance value 6.9 at the default width) and, at the attention layers'
+    rate of Table 3.4 (1e-4), 64 steps move γ by under 1 %. The gain starts at ``1/√D`` instead:
+    every embedding starts on the unit sphere, the logits are cosines, and the scale is learned
+    from there (a default training: validation recall 7.2 → 15.5, ``docs/speech_learning.md``).
+    Same block, same parameters; only their starting value differs.
+    """
 
     def __init__(
         self, dim: int, heads: int = 8, ff_dim: int = 2048, dropout: float = 0.1, use_cls: bool = True
     ) -> None:
         super().__init__(dim, dropout, use_cls)
         self.block = nn.TransformerEncoderLayer(dim, heads, dim_feedforward=ff_dim, dropout=dropout, batch_first=True)
+        nn.init.constant_(self.block.norm2.weight, dim**-0.5)  # unit-norm output at the start (see above)
 
     def attend(self, h: Tensor, padding: Tensor) -> Tensor:
         return self.block(h, src_key_padding_mask=padding)
@@ -556,7 +580,8 @@ class SpeechEncoders(nn.Module):
     sharing ``none``: one encoder per language (the baseline); ``basic``: one shared
     encoder, no language information; ``sequence`` / ``channel``: one shared encoder
     with the language tag on that axis. ``encoder_kwargs`` go to :func:`build_audio_encoder`.
-    ``forward(lang, feats (B, T, n_mels), lengths (B,)) -> (B, D)``.
+    ``forward(lang, feats (B, T, n_mels), lengths (B,)) -> (B, D)``; :meth:`embed_all` embeds a
+    training batch's languages together.
     """
 
     def __init__(self, langs: Sequence[str], sharing: str = "none", **encoder_kwargs: object) -> None:
@@ -591,6 +616,34 @@ class SpeechEncoders(nn.Module):
         encoder = self.encoder_for(lang)
         lang_id = self.lang_index[lang] if self.sharing in ("sequence", "channel") else None
         return encoder(feats, lengths, lang_id)
+
+    def embed_all(self, batches: Mapping[str, tuple[Tensor, Tensor]]) -> dict[str, Tensor]:
+        """Every language's utterances ``{lang: ((B_l, T_l, n_mels), lengths (B_l,))}`` →
+        ``{lang: (B_l, D)}``, the languages in the mapping's order.
+
+        A shared encoder embeds all languages in one pass (padded to the longest utterance of
+        any), so that in training mode its batch norms normalise every language with the same
+        statistics, those of all of them, as evaluation mode's running statistics do. One pass a
+        language normalised each language with its own batch statistics in training and with the
+        pooled ones in evaluation: the encoder was scored as another function than it was trained
+        as, most of all with the channel tag, a per-language constant that per-language
+        normalisation subtracts in training and pooled normalisation does not (a default
+        shared_chan model: validation recall 10.4 with pooled statistics, 32.5 with per-language
+        ones; ``docs/speech_learning.md``). Per-language encoders embed each language alone, as
+        :meth:`forward` does."""
+        if self.shared is None:
+            return {lang: self(lang, x, lengths) for lang, (x, lengths) in batches.items()}
+        langs = list(batches)
+        frames = max(batches[lang][0].shape[1] for lang in langs)
+        feats = torch.cat([F.pad(batches[lang][0], (0, 0, 0, frames - batches[lang][0].shape[1])) for lang in langs])
+        lengths = torch.cat([batches[lang][1] for lang in langs])
+        ids = None
+        if self.sharing in ("sequence", "channel"):
+            ids = torch.cat(
+                [torch.full_like(batches[lang][1], self.lang_index[lang], dtype=torch.long) for lang in langs]
+            )
+        out = self.shared(feats, lengths, ids)
+        return dict(zip(langs, out.split([len(batches[lang][1]) for lang in langs])))
 
 
 # ----------------------------------------------------------------------------- image encoder

@@ -8,12 +8,16 @@ warm-up over the first 10 % of the steps and ×0.99 every 50 steps after it
 Before training, the longest 5 % of each language's training utterances are cut
 to the longest of the rest (§2.4.2.1). After every epoch the model is scored on
 the validation split (mean R@1/5/10 over all view pairs, both directions); the
-best epoch is kept. The epoch loop, its checkpoints and resumption are the
+best epoch is kept. Before each validation the batch norms' statistics are recomputed
+with the current weights from a few training batches (``bn_recalibration_batches``,
+:mod:`polyvse.train.batch_norm`), so that validation, the best epoch's state and the test
+score the encoders as trained. The epoch loop, its checkpoints and resumption are the
 shared :func:`polyvse.train.loop.run_epochs`.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -29,10 +33,15 @@ from polyvse.evaluate.speech import evaluate_views, retrieval_scores
 from polyvse.models.grounded_speech import GroundedSpeechModel, build_speech_model, parameter_groups
 from polyvse.losses.multiview import multiview_loss
 from polyvse.losses.speech_objectives import make_objective, step_objective
+from polyvse.train.batch_norm import recalibrate_batch_norm
 from polyvse.train.speech_schedule import make_adam, warmup_step_decay_scheduler
 from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
 
 log = logging.getLogger(__name__)
+
+
+RECALIBRATION_STREAM = 7_919
+"""Seeds, with the training seed, the rng of the batches the batch norms are recalibrated on."""
 
 
 def retrieval_normalizes(loss: str, loss_options: Mapping[str, Any]) -> bool:
@@ -114,7 +123,8 @@ def fit_multiview(
     """The thesis' optimisation (§3.1.2) of a model whose ``views(batch)`` returns its K views: the
     objective and multiview framework of ``training``, Adam with the warm-up and step decay, the
     attention layers at their own rate, after every epoch ``validate`` (its ``val_recall`` picks the
-    best epoch), checkpoints and resumption by :func:`polyvse.train.loop.run_epochs`. Shared by the
+    best epoch) on the model with its batch norms recalibrated on ``bn_recalibration_batches``
+    training batches (:func:`polyvse.train.batch_norm.recalibrate_batch_norm`), checkpoints and resumption by :func:`polyvse.train.loop.run_epochs`. Shared by the
     speech family and the joint one (:mod:`polyvse.train.joint`)."""
     tr = training
     objective = make_objective(tr["loss"], **(tr.get("loss_options") or {})).to(device)
@@ -137,13 +147,23 @@ def fit_multiview(
     def step(batch: dict[str, Any]) -> dict[str, Tensor]:
         return {"loss": multiview_loss(tr["framework"], model.views(batch), objective)}
 
+    def validate_as_trained(m: torch.nn.Module) -> Mapping[str, float]:
+        # the same training batches every epoch, drawn by an rng of their own: the epochs'
+        # batches, and so a resumed run's, do not depend on the recalibration
+        chosen = itertools.islice(
+            train.batches(batch_size, np.random.default_rng([seed, RECALIBRATION_STREAM])),
+            int(tr["bn_recalibration_batches"]),
+        )
+        recalibrate_batch_norm(m, (train.batch(i, features, device) for i in chosen if len(i) >= 2), m.views)
+        return validate(m)
+
     return run_epochs(
         model,
         optimiser,
         batches,
         n_batches,
         step,
-        validate,
+        validate_as_trained,
         epochs=int(tr["epochs"]),
         seed=seed,
         checkpoint_dir=checkpoint_dir,
