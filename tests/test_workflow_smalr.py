@@ -1,7 +1,7 @@
 """End to end: the MULE / SMALR families, CLC protocols, MULE table layout and
 the two SMALR figures on a tiny config, run by snakemake as a user runs it; and fault injection: the
-workflow SIGKILLed in each stage, then the same command again, writes every table byte-identical to the
-uninterrupted run's (tests/conftest.py ``smalr_run``; one module, so pytest-xdist runs both in one worker)."""
+workflow asked for Table 2 and SIGKILLed in each stage, then the same command again, writes Table 2 byte-identical
+to the uninterrupted run's (tests/conftest.py ``smalr_run``; one module, so pytest-xdist runs both in one worker)."""
 
 from __future__ import annotations
 
@@ -147,8 +147,13 @@ def session_cmdlines(session: int) -> list[str]:
     return found
 
 
+# The faults run asks for Table 2 alone: its DAG has every stage of STAGES (and the seed replicas of
+# smalr_5) in 40 of the full run's 55 jobs.
+FAULTS_TARGET = "results/table2.tsv"
+
+
 def command() -> list[str]:
-    return [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", "config.yaml", "--cores", "2"]
+    return [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", "config.yaml", "--cores", "2", FAULTS_TARGET]
 
 
 def kill_when(workdir: Path, ready, what: str) -> None:
@@ -194,10 +199,10 @@ def test_sigkill_in_every_stage_then_the_same_command_gives_the_uninterrupted_ta
     assert done.returncode == 0, done.stderr[-4000:]
     tables = sorted(
         p.name
-        for p in (smalr_run / "results").glob("*")  # timings differ between any two runs
+        for p in (work / "results").glob("*")  # timings differ between any two runs
         if p.suffix in (".tsv", ".md") and p.name not in TIMING_FILES
     )
-    assert tables, "the uninterrupted run wrote no table"
+    assert {"table2.tsv", "table2.md"} <= set(tables), tables
     for name in tables:
         assert (work / "results" / name).read_bytes() == (smalr_run / "results" / name).read_bytes(), name
     leftovers = [p for p in (work / "results").rglob(".*") if p.is_file() and p.name != ".snakemake_timestamp"]
