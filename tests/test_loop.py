@@ -9,7 +9,7 @@ from polyvse.io import load_torch
 from polyvse.train.loop import LAST_CHECKPOINT, run_epochs
 
 
-def fit(tmp_path, epochs: int, scores: list[float], patience: int | None = None):
+def fit(tmp_path, epochs: int, scores: list[float], patience: int | None = None, patience_from: int = 0):
     """A linear model on a fixed regression; the validation score of epoch e is scores[e - 1]."""
     torch.manual_seed(0)
     model = torch.nn.Linear(4, 1)
@@ -42,6 +42,7 @@ def fit(tmp_path, epochs: int, scores: list[float], patience: int | None = None)
         device=torch.device("cpu"),
         progress=False,
         patience=patience,
+        patience_from=patience_from,
     )
     return model, result
 
@@ -91,3 +92,20 @@ def test_a_run_killed_after_its_patience_ran_out_stops_at_once_when_resumed(tmp_
     fit(tmp_path, 4, [1.0, 3.0, 2.0, 2.0], patience=2)  # stopped by patience after epoch 4
     _, result = fit(tmp_path, 10, [], patience=2)  # a larger ceiling: no epoch is run, none validated
     assert (result.best_epoch, result.epochs_run, result.stop_reason, result.resumed_from) == (2, 4, "patience", 4)
+
+
+def test_patience_counts_from_the_end_of_the_warm_up(tmp_path):
+    """A liwe_s_10 seed's curve: the warm-up's last epoch (3) scores above the papers' objective's first
+    epochs, which then keep rising. Counted from epoch 3, patience 4 stopped it at epoch 7 while it rose;
+    counted after the warm-up it runs on, and keeps the best epoch of all."""
+    curve = [13.7, 35.0, 49.5, 36.8, 42.0, 47.7, 47.7, 48.9, 50.1, 49.0, 49.5, 49.8, 49.9]
+    _, early = fit(tmp_path / "a", 20, curve, patience=4)
+    assert (early.best_epoch, early.epochs_run) == (3, 7)
+    _, after = fit(tmp_path / "b", 20, curve, patience=4, patience_from=3)
+    assert (after.best_epoch, after.epochs_run, after.stop_reason) == (9, 13, "patience")
+    # the warm-up's epoch stays the kept one when nothing after it beats it; patience runs from its end
+    _, kept = fit(tmp_path / "c", 20, [1.0, 5.0, 2.0, 3.0, 2.5, 2.0, 2.0], patience=3, patience_from=2)
+    assert (kept.best_epoch, kept.epochs_run, kept.stop_reason) == (2, 7, "patience")
+    # a warm-up as long as the ceiling: no patience stop inside it
+    _, warm = fit(tmp_path / "d", 3, [3.0, 2.0, 1.0], patience=1, patience_from=3)
+    assert (warm.epochs_run, warm.stop_reason) == (3, "ceiling")

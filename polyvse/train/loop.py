@@ -104,6 +104,7 @@ def run_epochs(
     progress: bool = True,
     autocast: torch.dtype | None = None,
     patience: int | None = None,
+    patience_from: int = 0,
 ) -> FitResult:
     """The epoch loop every training branch shares: train, validate, keep the best, checkpoint,
     and stop when the validation score has stopped rising.
@@ -126,6 +127,10 @@ def run_epochs(
     a row that did not beat the best validation score (early stopping: the papers train each
     model to convergence and keep its best epoch). :attr:`FitResult.stop_reason` says which
     ended it; a resumed run that had already run out of patience stops at once.
+    ``patience_from``: the epochs up to it train another objective (the warm-up of the hinge
+    losses' negatives, :mod:`polyvse.train.negatives`), whose last epoch often scores above the
+    papers' objective's first ones: patience counts from the best epoch after them (or from their
+    end), while the kept epoch is the best of all.
     """
     if patience is not None and patience < 1:
         raise ValueError(f"patience must be at least 1 epoch, got {patience}")
@@ -155,7 +160,14 @@ def run_epochs(
             log.info("resumed from checkpoint %s after epoch %d", last_path, start)
 
     def out_of_patience(done: int) -> bool:
-        return patience is not None and done > 0 and done - best["epoch"] >= patience
+        if patience is None or done <= patience_from:
+            return False
+        since = patience_from
+        top = -np.inf
+        for row in rows[patience_from:done]:  # rows[i] is epoch i + 1
+            if row[score_name] > top:
+                since, top = row["epoch"], row[score_name]
+        return done - since >= patience
 
     for epoch in range(start + 1, epochs + 1):
         if out_of_patience(epoch - 1):

@@ -236,6 +236,7 @@ def pretrain_latent_vocabulary(
         after_step=warmup.step,
         stateful={"negatives": warmup},
         patience=settings.get("patience"),
+        patience_from=settings.get("negatives_warmup_epochs", 0),
     )
     model.load_state_dict(result.best_state)
     model.cpu().eval()

@@ -235,6 +235,7 @@ def train_variant(
             progress=progress,
             autocast=amp,
             patience=tr.get("patience") if phase.select_by == "retrieval" else None,
+            patience_from=tr.get("negatives_warmup_epochs", 0),
         )
         if not last:
             # the next phase starts from this phase's last state (LP aligns the language layers)
