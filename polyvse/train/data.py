@@ -72,6 +72,20 @@ def language_shares(
     return weights_a / weights_a.sum()
 
 
+def caption_shares(
+    captions: EncodedCaptions, balance: str | Mapping[str, float], key: str = "training.language_balance"
+) -> np.ndarray | None:
+    """:func:`language_shares` over the languages the rows of ``captions`` hold, as
+    ``(len(captions.langs),)`` (0 for a language without rows), or None (``natural``)."""
+    present = sorted(set(captions.lang.tolist()))
+    shares = language_shares(balance, [captions.langs[i] for i in present], key)
+    if shares is None:
+        return None
+    full = np.zeros(len(captions.langs))
+    full[present] = shares
+    return full
+
+
 def row_quotas(shares: np.ndarray, total: int) -> np.ndarray:
     """``total`` rows split by ``shares`` with the largest-remainder rounding
     (ties to the lower index): ``(L,)`` int summing to ``total``."""
@@ -162,14 +176,8 @@ class ImageGroupedBatches:
     ) -> "ImageGroupedBatches":
         """The sampler of an encoded caption set with ``balance`` (config
         ``training.language_balance``) over the languages its rows hold."""
-        present = sorted(set(captions.lang.tolist()))
-        names = [captions.langs[i] for i in present]
-        shares = language_shares(balance, names, key)
-        full = None
-        if shares is not None:
-            full = np.zeros(len(captions.langs))
-            full[present] = shares
-        return cls(captions.image_row, images_per_batch, captions_per_image, captions.lang, full)
+        shares = caption_shares(captions, balance, key)
+        return cls(captions.image_row, images_per_batch, captions_per_image, captions.lang, shares)
 
     def __len__(self) -> int:
         per_batch = self.images_per_batch * self.captions_per_image
@@ -308,13 +316,8 @@ class EveryLanguageBatches:
         key: str = "training.language_balance",
     ) -> "EveryLanguageBatches":
         """The sampler of an encoded caption set, its images drawn by ``balance``."""
-        present = sorted(set(captions.lang.tolist()))
-        shares = language_shares(balance, [captions.langs[i] for i in present], key)
-        full = None
-        if shares is not None:
-            full = np.zeros(len(captions.langs))
-            full[present] = shares
-        return cls(captions.image_row, captions.lang, images_per_batch, captions_per_image, full)
+        shares = caption_shares(captions, balance, key)
+        return cls(captions.image_row, captions.lang, images_per_batch, captions_per_image, shares)
 
     def __len__(self) -> int:
         return max(1, -(-len(self.images) // self.images_per_batch))

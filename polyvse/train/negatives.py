@@ -16,12 +16,14 @@ converges to is the paper's objective.
 
 from __future__ import annotations
 
+from polyvse.train.steps import StepCounted
+
 EVERY_NEGATIVE = 2**31 - 1
 """A ``top_k`` larger than any batch: the hinge keeps every negative (:func:`polyvse.losses.triplet.top_k_hinge`
 takes the smaller of ``top_k`` and the number of negatives)."""
 
 
-class NegativesWarmup:
+class NegativesWarmup(StepCounted):
     """Sets ``objective.top_k`` to :data:`EVERY_NEGATIVE` for the first ``steps`` optimiser steps,
     then back to the objective's own ``top_k``. Its step count travels in the checkpoint, so a
     resumed training continues the warm-up where it stopped."""
@@ -40,14 +42,3 @@ class NegativesWarmup:
     def _publish(self) -> None:
         if self.top_k is not None:
             self.objective.top_k = EVERY_NEGATIVE if self.warming_up else self.top_k  # type: ignore[attr-defined]
-
-    def step(self) -> None:
-        self.steps += 1
-        self._publish()
-
-    def state_dict(self) -> dict:
-        return {"steps": self.steps}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.steps = int(state["steps"])
-        self._publish()

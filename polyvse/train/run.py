@@ -25,6 +25,7 @@ from polyvse.train.data import (
 )
 from polyvse.train.families import FamilyInputs
 from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
+from polyvse.train.steps import StepCounted
 from polyvse.train.negatives import NegativesWarmup
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ def training_captions(captions: pd.DataFrame, split: str, langs: list[str], whic
     return captions[keep].reset_index(drop=True)
 
 
-class TrainingProgress:
+class TrainingProgress(StepCounted):
     """Fraction of the main phase's optimiser steps done, for objectives with
     a ``progress`` attribute (the DANN weight of MULE's and SMALR's language
     classifier); it travels in the checkpoint so a resumed run continues the
@@ -80,17 +81,6 @@ class TrainingProgress:
     def _publish(self) -> None:
         if hasattr(self.objective, "progress"):
             self.objective.progress = min(1.0, self.steps / self.total)
-
-    def step(self) -> None:
-        self.steps += 1
-        self._publish()
-
-    def state_dict(self) -> dict:
-        return {"steps": self.steps}
-
-    def load_state_dict(self, state: dict) -> None:
-        self.steps = int(state["steps"])
-        self._publish()
 
 
 def phase_loss(objective: object, model: torch.nn.Module, batches: list[dict]) -> dict[str, float]:
