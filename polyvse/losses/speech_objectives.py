@@ -10,9 +10,9 @@ the thesis defines MMS_Sch. only as "scheduled updates for M following the
 original work by Ilharco et al." (§3.1.4.1), and Ilharco et al.'s schedule is
 ``M = 0.001 · 1.002^⌊step / 1000⌋`` (:func:`polyvse.losses.margin_softmax.scheduled_margin`).
 Over the thesis' 75 epochs of 774 steps (58,050) M makes 58 increments, to
-0.00112; a shorter run sees fewer (the default config's at most 768 steps: none). The
+0.00112; a shorter run sees fewer (the default config's at most 1,280 steps: none). The
 ``every`` option compresses the schedule into a short run (the default config's
-ablation row "MMS_Sch. †", ``every: 4``); the thesis' own setting is the default.
+ablation row "MMS_Sch. †", ``every: 22``); the thesis' own setting is the default.
 """
 
 from __future__ import annotations
