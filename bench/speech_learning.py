@@ -52,6 +52,21 @@ def image_r10(table: Any) -> float:
     return float(table.loc[table["kind"] == "image", "r10"].mean())
 
 
+def every_split(cfg: dict[str, Any], base: Path, langs: list[str]) -> tuple[Any, dict[str, Any]]:
+    """A dataset's image features and its train, val and test view sets, as the workflow's speech rules read them."""
+    from polyvse.speech.run import load_views
+
+    stem = cfg["image_features"]["backbone"]
+    return load_views(
+        base / "utterances.parquet",
+        [base / "logmel" / f"{lang}.npz" for lang in langs],
+        base / "image_features" / f"{stem}.npy",
+        base / "image_features" / f"{stem}.ids.txt",
+        langs,
+        splits=("train", "val", "test"),
+    )
+
+
 def run_variant(
     cfg: dict[str, Any],
     variant: str,
@@ -63,7 +78,6 @@ def run_variant(
     import torch
 
     from polyvse.evaluate.speech import evaluate_views
-    from polyvse.speech.run import load_views
     from polyvse.speech.settings import speech_variant_settings
     from polyvse.train.speech import train_speech
 
@@ -75,15 +89,7 @@ def run_variant(
         settings["seed"] = seed
     dataset, langs = settings["dataset"], settings["langs"]
     base = results / dataset
-    stem = cfg["image_features"]["backbone"]
-    features, views = load_views(
-        base / "utterances.parquet",
-        [base / "logmel" / f"{lang}.npz" for lang in langs],
-        base / "image_features" / f"{stem}.npy",
-        base / "image_features" / f"{stem}.ids.txt",
-        langs,
-        splits=("train", "val", "test"),
-    )
+    features, views = every_split(cfg, base, langs)
     with tempfile.TemporaryDirectory() as tmp:
         start, cpu = time.perf_counter(), time.process_time()
         trained = train_speech(views["train"], views["val"], features, settings, Path(tmp), threads=1, progress=False)
@@ -115,18 +121,9 @@ def stats_baseline(cfg: dict[str, Any], results: Path, dataset: str = "spoken") 
     import numpy as np
 
     from polyvse.evaluate.speech import diagonal_recalls
-    from polyvse.speech.run import load_views
 
     langs = cfg["datasets"][dataset]["langs"]
-    base, stem = results / dataset, cfg["image_features"]["backbone"]
-    features, views = load_views(
-        base / "utterances.parquet",
-        [base / "logmel" / f"{lang}.npz" for lang in langs],
-        base / "image_features" / f"{stem}.npy",
-        base / "image_features" / f"{stem}.ids.txt",
-        langs,
-        splits=("train", "val", "test"),
-    )
+    features, views = every_split(cfg, results / dataset, langs)
 
     def statistics(split: str, lang: str) -> np.ndarray:
         v = views[split]
