@@ -2,10 +2,10 @@
 
 In training mode a batch norm normalises with its batch's statistics and keeps running
 estimates for evaluation, an exponential average (momentum 0.1) over the last ~10 steps. A
-short training moves its weights fast: after the default speech training's 64 steps at 3e-3 the
-running estimates describe the weights of several steps before, and the model that validation
-and the test score is not the one that was trained (a default InfoNCE model: validation recall
-12.0 with the running estimates, 17.5 with its batches' own statistics, 17.5 again after
+training moves its weights fast: after 64 steps at 3e-3 (4 epochs of 16, the speech budget of an
+earlier default) the running estimates describe the weights of several steps before, and the model
+that validation and the test score is not the one that was trained (an InfoNCE model: validation
+recall 12.0 with the running estimates, 17.5 with its batches' own statistics, 17.5 again after
 :func:`recalibrate_batch_norm`; ``docs/speech_learning.md``). Wu & Johnson (2021, "Rethinking
 'Batch' in BatchNorm", §3) call the remedy precise BN: recompute the population statistics
 with the weights as they are, from a few training batches, before evaluating. The thesis scores
