@@ -225,7 +225,7 @@ def glossary(lang: str, lexicon: str = "closed") -> list[tuple[str, str]]:
     for en, word in pairs:
         pair = (_norm(en), _norm(word))
         for w in pair:
-            if not w or any(ch.isspace() for ch in w) or any(unicodedata.category(ch)[0] in "PS" for ch in w):
+            if not _one_token(w):
                 raise AssertionError(f"{lang} glossary entry {pair} is not one token")
         if pair not in seen:
             seen.add(pair)
@@ -234,6 +234,13 @@ def glossary(lang: str, lexicon: str = "closed") -> list[tuple[str, str]]:
 
 
 # --- helpers ------------------------------------------------------------------------------------
+
+
+def _one_token(word: str) -> bool:
+    """Whether ``word`` is non-empty, without spaces, punctuation or symbols: what the tokenizer keeps whole."""
+    if word.isalnum():  # letters and numbers only: the common case, without a per-character lookup
+        return True
+    return bool(word) and not any(ch.isspace() or unicodedata.category(ch)[0] in "PS" for ch in word)
 
 
 def _norm(word: str) -> str:

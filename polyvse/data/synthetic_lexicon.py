@@ -219,6 +219,7 @@ def name(pool: str, rank: int, lang: str) -> str:
     return word[:1].upper() + word[1:]
 
 
+@lru_cache(maxsize=None)  # every language's glossary glosses every name
 def name_gloss(pool: str, rank: int) -> str:
     """The English transliteration of a name, lower case (its gloss in every glossary)."""
     return name(pool, rank, "en").lower()
