@@ -207,6 +207,21 @@ def test_the_snapshot_keeps_the_learning_overview_and_its_curves(tmp_path):
     assert differing_files(results, snap) == []
 
 
+def test_the_snapshot_keeps_each_pretraining_s_usage_and_check_compares_it(tmp_path):
+    results, snap = tmp_path / "results", tmp_path / "snap"
+    (results / "m30k" / "pretrain").mkdir(parents=True)
+    (results / "table2.tsv").write_text("model\tHA\nX\t1.0\n")
+    usage = results / "m30k" / "pretrain" / "latent_usage.tsv"
+    usage.write_text("scope\twords\teffective_tokens\nall\t100\t40.0\naf\t50\t20.0\n")
+    runs = tmp_path / "runs.tsv"
+    runs.write_text("started\tfinished\twall_s\tcommit\thost\na\tb\t10\tc\td\n")
+    take_snapshot(results, runs, snap)
+    assert (snap / "m30k.latent_usage.tsv").read_text() == usage.read_text()
+    assert differing_files(results, snap) == []
+    usage.write_text("scope\twords\teffective_tokens\nall\t100\t40.0\naf\t50\t3.0\n")  # af collapsed
+    assert differing_files(results, snap) == ["m30k.latent_usage.tsv"]
+
+
 def _scale_workdir(root: Path) -> Path:
     """A scale run's directory as Snakemake leaves it: two invocations, two jobs' benchmarks and logs,
     a pretraining's usage report and the dataset's statistics."""

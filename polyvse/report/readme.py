@@ -339,7 +339,7 @@ def take_scale_snapshot(workdir: Path, snapshot: Path) -> list[str]:
         ),
     }
     results = workdir / "results"
-    copies = {f"{p.parts[-3]}.{p.name}": p for p in results.glob("*/pretrain/*_usage.tsv")}
+    copies = pretraining_usage_files(results)
     copies |= {
         f"{p.parts[-4]}.{p.parent.name.removesuffix('.checkpoint')}_epochs.tsv": p
         for p in results.glob("*/pretrain/*.checkpoint/epochs.tsv")
@@ -369,14 +369,22 @@ def snapshot_files(results: Path) -> list[Path]:
     return sorted(p for pattern in SNAPSHOT_PATTERNS for p in results.glob(pattern) if p.is_file())
 
 
+def pretraining_usage_files(results: Path) -> dict[str, Path]:
+    """Each dataset's pretrainings' usage of their latent tokens (``{dataset}/pretrain/{name}_usage.tsv``), by
+    the name the snapshot keeps it under (``{dataset}.{name}_usage.tsv``): a collapse of one language onto a
+    few tokens shows in no table but leaves LA unable to learn that language (docs/learning.md)."""
+    return {f"{p.parts[-3]}.{p.name}": p for p in sorted(results.glob("*/pretrain/*_usage.tsv"))}
+
+
 def snapshot_figures(results: Path) -> list[Path]:
     """The figures of :data:`FIGURE_DIRS` in a run's results, sorted."""
     return sorted(p for name in FIGURE_DIRS for p in (results / name).glob("*.png") if p.is_file())
 
 
 def take_snapshot(results: Path, runs: Path, snapshot: Path) -> list[Path]:
-    """Replace ``snapshot`` with the tables of ``results``, its figures of :data:`FIGURE_DIRS` (in folders of
-    the same names) and the last row of ``runs``; returns the tables and figures copied."""
+    """Replace ``snapshot`` with the tables of ``results``, its pretrainings' usage of their latent tokens
+    (:func:`pretraining_usage_files`), its figures of :data:`FIGURE_DIRS` (in folders of the same names) and
+    the last row of ``runs``; returns the files copied."""
     files = snapshot_files(results)
     if not files:
         raise ReadmeError(f"{results}: no tables (run `snakemake --cores all` first)")
@@ -387,6 +395,9 @@ def take_snapshot(results: Path, runs: Path, snapshot: Path) -> list[Path]:
     snapshot.mkdir(parents=True)
     for f in files:
         shutil.copyfile(f, snapshot / f.name)
+    usage = pretraining_usage_files(results)
+    for name, f in usage.items():
+        shutil.copyfile(f, snapshot / name)
     figures = snapshot_figures(results)
     for f in figures:
         (snapshot / f.parent.name).mkdir(exist_ok=True)
@@ -395,7 +406,7 @@ def take_snapshot(results: Path, runs: Path, snapshot: Path) -> list[Path]:
     provenance = results / "provenance" / "run.tsv"
     if provenance.is_file():
         shutil.copyfile(provenance, snapshot / PROVENANCE_FILE)
-    return files + figures
+    return files + list(usage.values()) + figures
 
 
 def _compared_files(results: Path, snapshot: Path) -> tuple[dict[str, Path], dict[str, Path]]:
@@ -403,7 +414,7 @@ def _compared_files(results: Path, snapshot: Path) -> tuple[dict[str, Path], dic
     between any two runs, as the snapshot's run record and provenance (never tables)."""
     kept = {p.name: p for p in snapshot_files(snapshot) if p.name not in TIMING_FILES | {RUN_FILE, PROVENANCE_FILE}}
     fresh = {p.name: p for p in snapshot_files(results) if p.name not in TIMING_FILES | {RUN_FILE, PROVENANCE_FILE}}
-    return kept, fresh
+    return kept, fresh | pretraining_usage_files(results)
 
 
 def compare_with_snapshot(results: Path, snapshot: Path, tolerance: float = TOLERANCE) -> RunComparison:
