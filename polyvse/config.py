@@ -371,6 +371,25 @@ def check_pretrained_paths(config: Mapping) -> None:
             raise ConfigError(key, f"{path}: expected a FastText .bin model or a .vec/.vec.gz text file{hint}")
 
 
+def check_described_queries(config: Mapping) -> None:
+    """``described_queries.variant`` ("" for none) names a word model that reads words, trains on English
+    and whose dataset is synthetic: its queries' relevant images come from the scene plans."""
+    name = config.get("described_queries", {}).get("variant", "")
+    if not name:
+        return
+    key = "described_queries.variant"
+    variant = config.get("variants", {}).get(name)
+    if variant is None:
+        raise ConfigError(key, f"unknown variant {name!r}")
+    if variant["model"] not in WORD_FAMILIES or variant["model"] == "liwe":
+        raise ConfigError(key, f"{name} is a {variant['model']} model; the queries need a word model (not liwe)")
+    if "en" not in (variant.get("train_langs") or []):
+        raise ConfigError(key, f"{name} does not train on English, the queries' language")
+    adapter = config["datasets"][variant["dataset"]]["adapter"]
+    if adapter != "synthetic":
+        raise ConfigError(key, f"{name}'s dataset is read by adapter {adapter}: only synthetic data have scene plans")
+
+
 def check_config(config: Mapping) -> None:
     """Raise :class:`ConfigError` on the first reference to something missing, or the
     first name that would write outside results_dir (:func:`check_output_paths`).
@@ -457,6 +476,7 @@ def check_config(config: Mapping) -> None:
                 "set training.lazy_word_updates: false",
             )
     _check_families(config)
+    check_described_queries(config)
     for name, rep in config.get("reports", {}).items():
         layout = rep.get("layout", "smalr")
         for ds in report_datasets(config, name):

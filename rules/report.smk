@@ -202,3 +202,36 @@ rule gallery:
         seed=config["seed"],
     script:
         "../workflow_scripts/make_gallery.py"
+
+
+rule described_queries:
+    """A word model searching its test images for every colour x shape of the synthetic scenes ("a red
+    circle", "two blue stars"): each query's precision at k against the images whose scene plans show
+    it (polyvse.evaluate.described), and their mean."""
+    input:
+        model=lambda wc: f"{described_model_dir()}/model.pt",
+        images=lambda wc: f"{R}/{described_dataset()}/images.parquet",
+        features=lambda wc: f"{R}/{described_dataset()}/image_features/{BACKBONE}.npy",
+    output:
+        tsv=f"{R}/described_queries.tsv",
+        md=f"{R}/described_queries.md",
+    log:
+        "logs/described_queries.log",
+    benchmark:
+        "benchmarks/described_queries/described_queries.tsv"
+    conda:
+        "../envs/polyvse.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        variant=config["described_queries"]["variant"],
+        model_dir=lambda wc: described_model_dir(),
+        seed=lambda wc: config["datasets"][described_dataset()]["synthetic"]["seed"],
+        lexicon=lambda wc: config["datasets"][described_dataset()]["synthetic"]["lexicon"],
+        counts=config["described_queries"]["counts"],
+        k=config["described_queries"]["k"],
+        min_relevant=config["described_queries"]["min_relevant"],
+    script:
+        "../workflow_scripts/make_described_queries.py"

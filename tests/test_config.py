@@ -358,7 +358,7 @@ def test_a_config_of_the_earlier_dialect_names_the_key_and_the_way_out():
             "variants.embn_en.train_lang",
             "did you mean 'train_langs'?",
         ),
-        (lambda c: c.update(zzzz=1), "zzzz", "valid keys: seed, gallery, findings"),
+        (lambda c: c.update(zzzz=1), "zzzz", "valid keys: seed, gallery, described_queries, findings"),
         (lambda c: c["training"].update(epochs="ten"), "training.epochs", "'ten' is not of type 'integer'"),
         (lambda c: c["reports"]["table2"].update(rows={"a" * 500: 1}), "reports.table2.rows", "fails type"),
     ],
@@ -515,6 +515,25 @@ def test_a_report_reads_the_families_its_layout_shows(config, edit, key, reason)
         check_config(config)
         check_translator_config(config)
     assert caught.value.key == key
+
+
+@pytest.mark.parametrize(
+    "edit, reason",
+    [
+        (lambda c: c["described_queries"].update(variant="nope"), "unknown variant 'nope'"),
+        (lambda c: c["described_queries"].update(variant="liwe_s_en"), "need a word model (not liwe)"),
+        (lambda c: c["described_queries"].update(variant="embn_de"), "does not train on English"),
+        (
+            lambda c: c["datasets"]["m30k"].update(adapter="multi30k", multi30k={"root": str(REPO)}),
+            "only synthetic data have scene plans",
+        ),
+    ],
+)
+def test_the_described_queries_need_an_english_word_model_on_synthetic_data(config, edit, reason):
+    edit(config)
+    with pytest.raises(ConfigError, match=re.escape(reason)) as caught:
+        check_config(config)
+    assert caught.value.key == "described_queries.variant"
 
 
 def test_every_report_writes_the_files_of_its_layout(config):

@@ -1,6 +1,7 @@
 """Short descriptions ("a red circle", "two blue stars") and the images that show them, from the scene
 plans (polyvse.evaluate.described); after a default run, the English EmbN finds them (polyvse query)."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,15 @@ from snakemake.utils import validate
 
 from polyvse.data.synthetic import image_id, make_scene
 from polyvse.data.synthetic_scene import ObjectGroup, Scene
-from polyvse.evaluate.described import Description, descriptions, precision_at_k, relevant_images
+from polyvse.evaluate.described import (
+    Description,
+    descriptions,
+    mean_precision,
+    precision_at_k,
+    relevant_images,
+    scene_plans,
+)
+from polyvse.report.described_queries import described_markdown, described_table
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = REPO / "results" / "m30k" / "models" / "embn_en"
@@ -30,6 +39,7 @@ def scene(*groups: tuple[str, str, int]) -> Scene:
 def test_a_description_says_its_group_and_finds_it_in_a_scene_plan():
     assert Description("red", "circle").text == "a red circle"
     assert Description("blue", "star", 2).text == "two blue stars"
+    assert Description("orange", "star").text == "an orange star"  # the captions' article
     scenes = {"a": scene(("red", "circle", 3)), "b": scene(("red", "square", 1), ("blue", "star", 2)), "c": scene()}
     assert relevant_images(Description("red", "circle"), scenes) == {"a"}  # any number of red circles
     assert relevant_images(Description("blue", "star", 2), scenes) == {"b"}
@@ -56,6 +66,27 @@ def test_the_scene_plans_are_the_images_captions():
         plan = make_scene(0, index, "long_tail")
         texts = " ".join(en[en["image_id"] == image_id(index)]["text"]).lower()
         assert all(g.colour in texts for g in plan.groups)
+
+
+def test_scene_plans_are_the_generator_s_and_real_ids_have_none():
+    plans = scene_plans(["syn-000003", "syn-000010"], 0, "long_tail")
+    assert plans == {"syn-000003": make_scene(0, 3, "long_tail"), "syn-000010": make_scene(0, 10, "long_tail")}
+    for bad in ("COCO_val2014_000000000042", "syn-42", "syn-00004x"):
+        with pytest.raises(ValueError, match=re.escape(f"{bad!r} is not a synthetic image id")):
+            scene_plans([bad], 0, "long_tail")
+
+
+def test_the_mean_counts_only_descriptions_enough_images_show():
+    red, blue = Description("red", "circle"), Description("blue", "star", 2)
+    found = [(red, 7, 0.8), (blue, 2, 0.0), (Description("green", "ring"), 5, 0.4)]
+    assert mean_precision(found, 5) == (pytest.approx(0.6), 2)
+    with pytest.raises(ValueError, match="no description is shown in 9 or more images"):
+        mean_precision(found, 9)
+    table = described_table(found, 5)
+    assert list(table["counted"]) == [True, False, True] and list(table["count"]) == ["any", "2", "any"]
+    page = described_markdown(found, "embn_en", 5, 5, 128)
+    assert "Mean precision at 5: **0.60** over the 2 colour × shape descriptions" in page
+    assert "| two blue stars | 2 | 0.0 | no |" in page and "Worst: 'a green ring' 0.4, 'a red circle' 0.8." in page
 
 
 def test_the_default_english_embn_finds_what_a_short_query_names():

@@ -103,6 +103,9 @@ def test_tiny_workflow_writes_table2(workdir):
     assert (workdir / "results" / "learning.md").read_text().startswith("# Which models learned\n\n4 trained models")
     with Image.open(workdir / "results" / "learning" / "table2.png") as curves:
         assert curves.format == "PNG"
+    described = pd.read_csv(workdir / "results" / "described_queries.tsv", sep="\t")
+    assert len(described) == 96 and described["precision"].between(0, 1).all()  # 48 colour x shape, any and 2
+    assert (workdir / "results" / "described_queries.md").read_text().startswith("# Short queries on `embn_en`")
     # nothing left to do: the DAG is complete and outputs are up to date
     again = snakemake(workdir, "--cores", "2", "-n")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr

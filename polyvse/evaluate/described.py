@@ -28,9 +28,10 @@ class Description:
 
     @property
     def text(self) -> str:
-        """ "a red circle" (count None or 1), "two blue stars"."""
+        """ "a red circle", "an orange star" (count None or 1), "two blue stars": as the captions say it."""
         n = self.count or 1
-        return f"{NUMBER_WORDS[n]} {self.colour} {self.shape}{'s' if n > 1 else ''}"
+        number = "an" if n == 1 and self.colour[0] in "aeiou" else NUMBER_WORDS[n]
+        return f"{number} {self.colour} {self.shape}{'s' if n > 1 else ''}"
 
     def shown_in(self, scene: Scene) -> bool:
         """Whether a group of ``scene`` is what this describes."""
@@ -58,3 +59,27 @@ def precision_at_k(ranked: Iterable[str], relevant: set[str], k: int = 5) -> flo
     if len(top) < k:
         raise ValueError(f"precision at {k} needs {k} ranked images, got {len(top)}")
     return sum(image in relevant for image in top) / k
+
+
+def scene_plans(image_ids: Iterable[str], seed: int, lexicon: str) -> dict[str, Scene]:
+    """The scene plan of each synthetic image id (``syn-000042``: image 42 of the generator under ``seed``).
+
+    Raises ValueError naming an id that no synthetic dataset writes (real data have no plans)."""
+    from polyvse.data.synthetic import image_id, make_scene
+
+    plans = {}
+    for image in image_ids:
+        index = int(image[4:]) if image.startswith("syn-") and image[4:].isdigit() else -1
+        if index < 0 or image_id(index) != image:
+            raise ValueError(f"{image!r} is not a synthetic image id: only the synthetic data have scene plans")
+        plans[image] = make_scene(seed, index, lexicon)
+    return plans
+
+
+def mean_precision(found: Sequence[tuple[Description, int, float]], min_relevant: int) -> tuple[float, int]:
+    """The mean precision over the descriptions of ``found`` (description, relevant images, precision) shown
+    in ``min_relevant`` or more images (fewer cannot fill a top k), and how many those are."""
+    kept = [p for _, n, p in found if n >= min_relevant]
+    if not kept:
+        raise ValueError(f"no description is shown in {min_relevant} or more images")
+    return sum(kept) / len(kept), len(kept)
