@@ -4,9 +4,6 @@ import time
 from argparse import Namespace
 from pathlib import Path
 
-import yaml
-from snakemake.utils import validate
-
 from polyvse.config import (
     JOINT_FAMILY,
     MLMME_FAMILY,
@@ -30,7 +27,7 @@ from polyvse.config import (
     report_variants,
     variant_settings,
 )
-from polyvse.config_files import located, schema_violation
+from polyvse.config_files import located, read_schema, schema_violation, with_schema_defaults
 from polyvse.data.adapters import dataset_settings, raw_files
 from polyvse.data.synthetic_corpus import english_share_for
 from polyvse.errors import ConfigFileError
@@ -58,12 +55,12 @@ from polyvse.train.translator_runs import check_translator_config, needs_source_
 # and the paths names become (polyvse.config). An error is one line naming file, line,
 # key and reason (polyvse.config_files), raised at this top level so that snakemake
 # prints it with one frame of traceback instead of the whole schema and config.
-_SCHEMA = yaml.safe_load((Path(workflow.basedir) / "config" / "schema.yaml").read_text())
+_SCHEMA = read_schema(Path(workflow.basedir) / "config" / "schema.yaml")
 try:
     _violation = schema_violation(config, _SCHEMA)
     if _violation is not None:
         raise _violation
-    validate(config, "../config/schema.yaml")
+    with_schema_defaults(config, _SCHEMA)
     check_config(config)
     check_speech_config(config, _SCHEMA)
     check_joint_config(config, _SCHEMA)

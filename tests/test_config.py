@@ -536,6 +536,34 @@ def test_the_described_queries_need_an_english_word_model_on_synthetic_data(conf
     assert caught.value.key == "described_queries.variant"
 
 
+@pytest.mark.parametrize(
+    "path",
+    sorted(
+        str(p.relative_to(REPO))
+        for p in [*(REPO / "config").rglob("*.yaml"), *(REPO / "tests" / "configs").glob("*.yaml")]
+        if p.name != "schema.yaml"
+    ),
+)
+def test_the_schema_s_defaults_are_filled_as_snakemake_s_validate_fills_them(path):
+    """rules/common.smk fills the defaults itself (snakemake's validate parses the schema again, slowly):
+    the same config for every config this repository ships, and the schema untouched by later edits."""
+    import copy
+
+    from snakemake.utils import validate
+
+    from polyvse.config_files import read_schema, with_schema_defaults
+
+    schema = read_schema(REPO / "config" / "schema.yaml")
+    assert schema == yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
+    raw = yaml.safe_load((REPO / path).read_text())
+    expected = copy.deepcopy(raw)
+    validate(expected, str(REPO / "config" / "schema.yaml"))
+    filled = with_schema_defaults(copy.deepcopy(raw), schema)
+    assert filled == expected
+    filled["gallery"]["langs"] = -1  # an edit of a default reaches the config only
+    assert schema == yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
+
+
 def test_every_report_writes_the_files_of_its_layout(config):
     from polyvse.config import report_extensions
 
