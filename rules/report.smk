@@ -135,7 +135,7 @@ rule findings:
 rule learning:
     """Which trained models learned: every model a table or figure reads (seed replicas too), its
     test score against the score of random rankings of the same test set, learned at 5x chance
-    (word models) or 3x (the others), its best epoch, epochs run and stop reason (patience or the
+    (word models: in every language too) or 3x (the others), its best epoch, epochs run and stop reason (patience or the
     epochs ceiling), the papers' own degraded rows listed apart; a figure of validation curves
     per table (polyvse.report.learning)."""
     input:

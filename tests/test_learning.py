@@ -165,9 +165,10 @@ def small_run(root: Path) -> dict:
         ]
     mlmme_eval.append({"task": "sentence_sentence", "query": "en", "target": "de", "r1": 99, "r5": 99, "r10": 99})
     models = [
-        word("mule_a", [13.0, 14.0], {"best_epoch": 3, "epochs_run": 7, "stop_reason": "patience"}, ["t2", "fig"]),
+        word("mule_a", [13.6, 13.4], {"best_epoch": 3, "epochs_run": 7, "stop_reason": "patience"}, ["t2", "fig"]),
         word("mule_b", [12.0, 13.0], {"best_epoch": 8, "epochs_run": 8, "stop_reason": "ceiling"}, ["t2"]),
-        word("mule_b-s1", [12.5, 13.0], {"best_epoch": 8, "epochs_run": 8, "stop_reason": "ceiling"}, ["t2"]),
+        # 5.1x chance in the mean, 3.8x in German
+        word("mule_b-s1", [17.0, 10.0], {"best_epoch": 8, "epochs_run": 8, "stop_reason": "ceiling"}, ["t2"]),
         word(
             "thr_1000",
             [3.0, 3.0],
@@ -263,6 +264,10 @@ def test_each_model_s_score_against_chance_learned_flag_and_stop_reason(tmp_path
     # 13.5 mR is 5.1× chance: learned; 12.5 is 4.7×: not, at the word tables' 5×
     assert a["score"] == 13.5 and a["chance"] == round(word_chance, 2) and a["ratio"] == round(13.5 / word_chance, 2)
     assert a["learned"] == "yes" and b["learned"] == "no" and a["threshold"] == 5.0
+    assert (a["worst_lang"], a["worst_score"], a["worst_ratio"]) == ("de", 13.4, round(13.4 / word_chance, 2))
+    # a word model learned only if every language it reports did
+    b1 = table.loc[("mule_b-s1", "")]
+    assert b1["ratio"] >= 5.0 and (b1["worst_lang"], b1["worst_score"]) == ("de", 10.0) and b1["learned"] == "no"
     assert (a["best_epoch"], a["epochs_run"], a["stop_reason"]) == (3, 7, "patience")
     assert b["stop_reason"] == "ceiling" and a["val_score"] == 12.0
     assert a["val_chance"] == round(mr_chance(100, 500), 2) and a["tables"] == "t2 fig"
@@ -294,8 +299,10 @@ def test_the_report_counts_and_lists_what_did_not_learn(tmp_path):
     assert "Did not learn: mule_b (2 of 2 seeds), translator · FS/n50." in summary
     assert "Expected not to (the papers show them degraded, Exceptions below): thr_1000." in summary
     assert "## t2\n\nTable 2: 1 of 3 learned." in text and "## fig\n\nFigure 3: 1 of 2 learned." in text
-    assert "| mule_b-s1 | mule | m30k | 12.75 | 2.65 | 4.8 | **no** | 8/8 | **ceiling** |" in text
-    assert "| thr_1000 | mule | m30k | 3.00 | 2.65 | 1.1 | no (expected) | 2/6 | patience (converged) |" in text
+    assert "| mule_b-s1 | mule | m30k | 13.50 | 2.65 | 5.1 | de 10.0 | **no** | 8/8 | **ceiling** |" in text
+    assert (
+        "| thr_1000 | mule | m30k | 3.00 | 2.65 | 1.1 | de 3.0 | no (expected) | 2/6 | patience (converged) |" in text
+    )
     assert "| translator · source | translator | m30k | 20.00 (val) |" in text
     assert f"| thr_1000 | {EXCEPTIONS['thr_1000']} |" in text
 
