@@ -38,15 +38,24 @@ def test_the_usage_block_is_found():
     assert any("--config training=" in c for c in commands) and any("--profile profiles/slurm" in c for c in commands)
 
 
+_PLANNED: dict[str, subprocess.CompletedProcess] = {}
+
+
+def planned(command: str, workdir: Path) -> subprocess.CompletedProcess:
+    """A README command line run as a dry run in ``workdir``, once a test session (several tests read one)."""
+    if command not in _PLANNED:
+        args = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), *shlex.split(command)[1:], "-n"]
+        _PLANNED[command] = subprocess.run(
+            args, cwd=workdir, capture_output=True, text=True, timeout=180, env={**os.environ, "OMP_NUM_THREADS": "1"}
+        )
+    return _PLANNED[command]
+
+
 @pytest.mark.parametrize("command", usage_commands())
 def test_usage_command_plans_as_written(command, workdir):
-    args = shlex.split(command)
-    if "--report" in args:
+    if "--report" in shlex.split(command):
         pytest.skip("--report renders a finished run's results; it plans nothing")
-    args = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), *args[1:], "-n"]
-    run = subprocess.run(
-        args, cwd=workdir, capture_output=True, text=True, timeout=180, env={**os.environ, "OMP_NUM_THREADS": "1"}
-    )
+    run = planned(command, workdir)
     out = run.stdout + run.stderr
     if "config/paper/multi30k.yaml" in command:
         # real data: until the user points it at a Multi30K checkout, one line names the key to edit
@@ -81,11 +90,10 @@ def test_nested_config_values_are_typed_as_in_a_config_file():
 
 
 def test_the_scale_config_plans_the_whole_dag(workdir):
-    """config/scale/m30k.yaml: the synthetic data at Multi30K's sizes with the papers' settings."""
-    args = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--configfile", "config/scale/m30k.yaml", "-n", "--cores", "2"]
-    run = subprocess.run(
-        args, cwd=workdir, capture_output=True, text=True, timeout=180, env={**os.environ, "OMP_NUM_THREADS": "1"}
-    )
+    """config/scale/m30k.yaml (the README's command for it): the synthetic data at Multi30K's sizes with the
+    papers' settings."""
+    (command,) = [c for c in usage_commands() if "config/scale/m30k.yaml" in c and " data" not in c]
+    run = planned(command, workdir)
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
     for rule in (
         "dataset",
