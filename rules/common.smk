@@ -5,6 +5,7 @@ from argparse import Namespace
 from pathlib import Path
 
 from polyvse.config import (
+    described_queries_variant,
     JOINT_FAMILY,
     MLMME_FAMILY,
     PROTOCOLS,
@@ -173,7 +174,7 @@ def all_targets():
         + [f"{R}/gallery/{report}.png" for report in gallery_reports()]  # rules/report.smk
         + [f"{R}/gallery/{report}.png" for report in speech_gallery_reports()]  # rules/speech.smk
         + [f"{R}/gallery/{report}.png" for report in any_to_any_reports() if config["gallery"]["langs"]]  # joint.smk
-        + [f"{R}/described_queries.{ext}" for ext in ("tsv", "md") if described_queries_variant()]  # report.smk
+        + [f"{R}/described_queries.{ext}" for ext in ("tsv", "md") if described_queries_variant(config)]  # report.smk
     )
 
 
@@ -222,18 +223,12 @@ def gallery_reports():
     return [report for report in word_reports() if gallery_variants(report)]
 
 
-def described_queries_variant():
-    """The word model results/described_queries.tsv scores; empty when none is configured or it is left out."""
-    name = config["described_queries"]["variant"]
-    return name if name in config["variants"] else ""
-
-
 def described_dataset():
-    return config["variants"][described_queries_variant()]["dataset"]
+    return config["variants"][described_queries_variant(config)]["dataset"]
 
 
 def described_model_dir():
-    return f"{R}/{described_dataset()}/models/{described_queries_variant()}"
+    return f"{R}/{described_dataset()}/models/{described_queries_variant(config)}"
 
 
 # Scheduling: of the jobs ready to run, Snakemake starts those of highest priority first. What

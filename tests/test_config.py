@@ -523,10 +523,6 @@ def test_a_report_reads_the_families_its_layout_shows(config, edit, key, reason)
         (lambda c: c["described_queries"].update(variant="nope"), "unknown variant 'nope'"),
         (lambda c: c["described_queries"].update(variant="liwe_s_en"), "need a word model (not liwe)"),
         (lambda c: c["described_queries"].update(variant="embn_de"), "does not train on English"),
-        (
-            lambda c: c["datasets"]["m30k"].update(adapter="multi30k", multi30k={"root": str(REPO)}),
-            "only synthetic data have scene plans",
-        ),
     ],
 )
 def test_the_described_queries_need_an_english_word_model_on_synthetic_data(config, edit, reason):
@@ -562,6 +558,17 @@ def test_the_schema_s_defaults_are_filled_as_snakemake_s_validate_fills_them(pat
     assert filled == expected
     filled["gallery"]["langs"] = -1  # an edit of a default reaches the config only
     assert schema == yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
+
+
+def test_on_real_data_the_described_queries_are_left_out(config):
+    from polyvse.config import described_queries_variant
+
+    assert described_queries_variant(config) == "embn_en"
+    config["datasets"]["m30k"].update(adapter="multi30k", multi30k={"root": str(REPO)})
+    check_config(config)  # not refused: a real dataset keeps every table, without the queries
+    assert described_queries_variant(config) == ""
+    config["described_queries"]["variant"] = ""
+    assert described_queries_variant(config) == ""
 
 
 def test_every_report_writes_the_files_of_its_layout(config):
