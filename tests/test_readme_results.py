@@ -10,6 +10,7 @@ from polyvse.report.readme import (
     benchmarks_summary,
     compare_with_snapshot,
     findings_block,
+    learning_block,
     differing_files,
     fill_blocks,
     main,
@@ -66,6 +67,20 @@ def test_fill_blocks_names_missing_and_unused_blocks():
         fill_blocks(readme, {})
     with pytest.raises(ReadmeError, match="no marker in the README: b"):
         fill_blocks(readme, {"a": "x", "b": "y"})
+
+
+def test_learning_block_is_the_overview_s_summary_and_where_it_is(tmp_path):
+    snapshot = tmp_path / "default_run"
+    snapshot.mkdir()
+    (snapshot / "learning.md").write_text("# Which models learned\n\n120 trained models: 118 learned.\n\nScore: ...\n")
+    assert learning_block(snapshot) == (
+        "120 trained models: 118 learned. Each model's score beside its chance level, its best epoch and why it "
+        "stopped: [`docs/default_run/learning.md`](docs/default_run/learning.md); its validation curves, one figure "
+        "a table, in `docs/default_run/learning/`.\n"
+    ).replace("docs/", f"{tmp_path.name}/")
+    (snapshot / "learning.md").write_text("no title\n")
+    with pytest.raises(ReadmeError, match="no summary paragraph"):
+        learning_block(snapshot)
 
 
 def test_findings_block_is_the_run_s_report_one_level_down(tmp_path):

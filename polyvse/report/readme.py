@@ -160,6 +160,19 @@ def findings_block(snapshot: Path) -> str:
     return "\n".join("#" + line if line.startswith("## ") else line for line in lines).strip("\n") + "\n"
 
 
+def learning_block(snapshot: Path) -> str:
+    """The learning overview's summary (results/learning.md's first paragraph: how many models learned and
+    converged, which did not) and where its tables and curves are."""
+    paragraphs = [p for p in _read(snapshot, "learning.md").split("\n\n") if p.strip()]
+    if len(paragraphs) < 2 or not paragraphs[0].startswith("# "):
+        raise ReadmeError(f"{snapshot / 'learning.md'}: no summary paragraph under its title")
+    return (
+        f"{paragraphs[1].strip()} Each model's score beside its chance level, its best epoch and why it stopped: "
+        f"[`{snapshot.parent.name}/{snapshot.name}/learning.md`]({snapshot.parent.name}/{snapshot.name}/learning.md); "
+        f"its validation curves, one figure a table, in `{snapshot.parent.name}/{snapshot.name}/learning/`.\n"
+    )
+
+
 def rule_table(by_rule: pd.DataFrame) -> list[str]:
     """Markdown rows of a per-rule benchmark summary (:func:`polyvse.report.benchmarks.benchmark_summary`)."""
     lines = [
@@ -206,6 +219,7 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "run": run_summary,
     "table2": lambda s: _read(s, "table2.md"),
     "mule_table2": lambda s: _read(s, "mule_table2.md"),
+    "learning": learning_block,
     "findings": lambda s: findings_block(s),
     "table1": lambda s: _read(s, "table1.md"),
     "speech_summary": lambda s: speech_summary(s, SPEECH_TABLES),
