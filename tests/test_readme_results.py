@@ -14,6 +14,7 @@ from polyvse.report.readme import (
     differing_files,
     fill_blocks,
     main,
+    queries_block,
     read_blocks,
     readme_blocks,
     speech_summary,
@@ -81,6 +82,25 @@ def test_learning_block_is_the_overview_s_summary_and_where_it_is(tmp_path):
     (snapshot / "learning.md").write_text("no title\n")
     with pytest.raises(ReadmeError, match="no summary paragraph"):
         learning_block(snapshot)
+
+
+def test_queries_block_is_the_described_queries_summary_and_where_it_is(tmp_path):
+    from polyvse.evaluate.described import Description
+    from polyvse.report.described_queries import described_markdown
+
+    snapshot = tmp_path / "default_run"
+    snapshot.mkdir()
+    found = [(Description("red", "circle"), 7, 0.8), (Description("blue", "star", 2), 6, 0.6)]
+    (snapshot / "described_queries.md").write_text(described_markdown(found, "embn_en", 5, 5, 128))
+    where = f"{tmp_path.name}/default_run/described_queries.md"
+    assert queries_block(snapshot) == (
+        "Mean precision at 5: **0.70** over the 2 colour × shape descriptions that 5 or more of the 128 test images "
+        "show (relevance from the scene plans; `polyvse query MODEL --text '...' --lang en` ranks the same way). "
+        f"Worst: 'two blue stars' 0.6, 'a red circle' 0.8. Every query: [`{where}`]({where}).\n"
+    )
+    (snapshot / "described_queries.md").write_text("no title\n")
+    with pytest.raises(ReadmeError, match="no summary under its title"):
+        queries_block(snapshot)
 
 
 def test_findings_block_is_the_run_s_report_one_level_down(tmp_path):

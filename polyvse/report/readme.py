@@ -173,6 +173,16 @@ def learning_block(snapshot: Path) -> str:
     )
 
 
+def queries_block(snapshot: Path) -> str:
+    """The described queries' mean precision and worst queries (results/described_queries.md's first two
+    paragraphs under its title) and where the page is."""
+    paragraphs = [p for p in _read(snapshot, "described_queries.md").split("\n\n") if p.strip()]
+    if len(paragraphs) < 3 or not paragraphs[0].startswith("# "):
+        raise ReadmeError(f"{snapshot / 'described_queries.md'}: no summary under its title")
+    where = f"{snapshot.parent.name}/{snapshot.name}/described_queries.md"
+    return f"{paragraphs[1].strip()} {paragraphs[2].strip()} Every query: [`{where}`]({where}).\n"
+
+
 def rule_table(by_rule: pd.DataFrame) -> list[str]:
     """Markdown rows of a per-rule benchmark summary (:func:`polyvse.report.benchmarks.benchmark_summary`)."""
     lines = [
@@ -220,6 +230,7 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
     "table2": lambda s: _read(s, "table2.md"),
     "mule_table2": lambda s: _read(s, "mule_table2.md"),
     "learning": learning_block,
+    "queries": queries_block,
     "findings": lambda s: findings_block(s),
     "table1": lambda s: _read(s, "table1.md"),
     "speech_summary": lambda s: speech_summary(s, SPEECH_TABLES),
