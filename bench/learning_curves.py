@@ -9,6 +9,7 @@ settings, prints one line per epoch and the test mR per language, and appends th
     .venv/bin/python bench/learning_curves.py smalr_10 --set training.negatives_warmup_epochs=0 \\
         --set training.image_captions=quota --label before
     .venv/bin/python bench/learning_curves.py la_10 --pretrain results/m30k/pretrain/latent.pt
+    .venv/bin/python bench/learning_curves.py embn_en --queries   # + rule described_queries' precision at k
 
 A value is read as YAML (``3``, ``0.0015``, ``every_language``, ``null``). ``--threads`` sets the torch
 threads (one, as a training job of the default run).
@@ -23,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,6 +77,33 @@ def family_inputs(config: dict, settings: dict, dataset: str, results: Path, pre
     return FamilyInputs(tokens=tokens, fasttext=fasttext, pca=pca, latent=latent, dictionaries=dictionaries)
 
 
+def described_line(config: dict, root: Path, trained, model, vocab) -> str:
+    """Rule described_queries' mean precision at k on the trained model, and the share of its top k that
+    show the query's colour and its shape (in any group)."""
+    from polyvse.evaluate.described import descriptions, mean_precision, scene_plans
+    from polyvse.query import TrainedModel, described_precision, test_images, top_k, embed_text
+
+    queries, synthetic = config["described_queries"], config["datasets"][root.name]["synthetic"]
+    tm = TrainedModel(root, model.eval(), vocab, trained.max_len, root, int(trained.saved()["config"]["image_dim"]))
+    images = pd.read_parquet(root / "images.parquet")
+    scenes = scene_plans(images.loc[images["split"] == "test", "image_id"], synthetic["seed"], synthetic["lexicon"])
+    wanted = descriptions(queries["counts"])
+    found = described_precision(tm, scenes, wanted, queries["k"])
+    mean, counted = mean_precision(found, queries["min_relevant"])
+    index = test_images(tm, cache_beside_model=False)
+    colour = shape = 0.0
+    kept = [d for d, n, _ in found if n >= queries["min_relevant"]]
+    for d in kept:
+        hits = [scenes[h.id] for h in top_k(embed_text(tm, d.text, "en"), index, queries["k"])]
+        colour += np.mean([any(g.colour == d.colour for g in s.groups) for s in hits]) / len(kept)
+        shape += np.mean([any(g.shape == d.shape for g in s.groups) for s in hits]) / len(kept)
+    k = queries["k"]
+    return (
+        f"short queries' precision at {k} {mean:.3f} over {counted} descriptions; of the top {k}, "
+        f"{colour:.2f} show the colour, {shape:.2f} the shape"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("variant")
@@ -85,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--label", default="", help="a name for this setting in --out")
     parser.add_argument("--out", type=Path, default=None, help="a TSV to append the epochs to")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--queries", action="store_true", help="also the colour x shape queries' precision (rule described_queries)"
+    )
     args = parser.parse_args(argv)
 
     config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
@@ -119,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.variant} {args.label or '-'}: best epoch {fit.best_epoch} of {fit.epochs_run} ({fit.stop_reason}), "
         f"validation mR {fit.best_score:.2f}, test mR {test['mR'].mean():.2f} ({per_lang}), {seconds:.0f} s"
     )
+    if args.queries:
+        print(f"{args.variant} {args.label or '-'}: {described_line(config, root, trained, model, vocab)}")
     if args.out is not None:
         rows = curve[["epoch", "loss", score, "seconds"]].rename(columns={score: "val"})
         rows.insert(0, "label", args.label)
