@@ -81,7 +81,7 @@ def test_learning_block_is_the_overview_s_summary_and_where_it_is(tmp_path):
         "a table, in `docs/default_run/learning/`.\n"
     ).replace("docs/", f"{tmp_path.name}/")
     (snapshot / "learning.md").write_text("no title\n")
-    with pytest.raises(ReadmeError, match="no summary paragraph"):
+    with pytest.raises(ReadmeError, match="learning.md: no summary of 1 paragraph"):
         learning_block(snapshot)
 
 
@@ -100,7 +100,7 @@ def test_queries_block_is_the_described_queries_summary_and_where_it_is(tmp_path
         f"Worst: 'two blue stars' 0.6, 'a red circle' 0.8. Every query: [`{where}`]({where}).\n"
     )
     (snapshot / "described_queries.md").write_text("no title\n")
-    with pytest.raises(ReadmeError, match="no summary under its title"):
+    with pytest.raises(ReadmeError, match="described_queries.md: no summary of 2 paragraph"):
         queries_block(snapshot)
 
 

@@ -160,27 +160,33 @@ def findings_block(snapshot: Path) -> str:
     return "\n".join("#" + line if line.startswith("## ") else line for line in lines).strip("\n") + "\n"
 
 
+def summary_paragraphs(snapshot: Path, name: str, n: int) -> list[str]:
+    """The first ``n`` paragraphs under the title of the snapshot's page ``name`` (a report's summary);
+    ReadmeError naming the file where it has no title or fewer paragraphs."""
+    paragraphs = [p.strip() for p in _read(snapshot, name).split("\n\n") if p.strip()]
+    if len(paragraphs) < n + 1 or not paragraphs[0].startswith("# "):
+        raise ReadmeError(f"{snapshot / name}: no summary of {n} paragraph(s) under its title")
+    return paragraphs[1 : n + 1]
+
+
 def learning_block(snapshot: Path) -> str:
     """The learning overview's summary (results/learning.md's first paragraph: how many models learned and
     converged, which did not) and where its tables and curves are."""
-    paragraphs = [p for p in _read(snapshot, "learning.md").split("\n\n") if p.strip()]
-    if len(paragraphs) < 2 or not paragraphs[0].startswith("# "):
-        raise ReadmeError(f"{snapshot / 'learning.md'}: no summary paragraph under its title")
+    (summary,) = summary_paragraphs(snapshot, "learning.md", 1)
+    where = f"{snapshot.parent.name}/{snapshot.name}"
     return (
-        f"{paragraphs[1].strip()} Each model's score beside its chance level, its best epoch and why it stopped: "
-        f"[`{snapshot.parent.name}/{snapshot.name}/learning.md`]({snapshot.parent.name}/{snapshot.name}/learning.md); "
-        f"its validation curves, one figure a table, in `{snapshot.parent.name}/{snapshot.name}/learning/`.\n"
+        f"{summary} Each model's score beside its chance level, its best epoch and why it stopped: "
+        f"[`{where}/learning.md`]({where}/learning.md); its validation curves, one figure a table, in "
+        f"`{where}/learning/`.\n"
     )
 
 
 def queries_block(snapshot: Path) -> str:
     """The described queries' mean precision and worst queries (results/described_queries.md's first two
     paragraphs under its title) and where the page is."""
-    paragraphs = [p for p in _read(snapshot, "described_queries.md").split("\n\n") if p.strip()]
-    if len(paragraphs) < 3 or not paragraphs[0].startswith("# "):
-        raise ReadmeError(f"{snapshot / 'described_queries.md'}: no summary under its title")
+    mean, worst = summary_paragraphs(snapshot, "described_queries.md", 2)
     where = f"{snapshot.parent.name}/{snapshot.name}/described_queries.md"
-    return f"{paragraphs[1].strip()} {paragraphs[2].strip()} Every query: [`{where}`]({where}).\n"
+    return f"{mean} {worst} Every query: [`{where}`]({where}).\n"
 
 
 def rule_table(by_rule: pd.DataFrame) -> list[str]:
