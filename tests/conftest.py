@@ -23,7 +23,7 @@ os.environ["SLURM_CONF"] = os.devnull
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Under pytest-xdist (`-n 2 --dist loadfile`, pyproject.toml) each test file runs in one worker, in
+    """Under pytest-xdist (`-n 3 --dist loadfile`, pyproject.toml) each test file runs in one worker, in
     file order (module fixtures, tests that read an earlier test's run); the files are handed out
     longest first: the SLURM cluster test (it mostly waits for the cluster's status checks, so it runs
     beside everything else), then the end-to-end runs (marked `workflow`), then the rest."""
