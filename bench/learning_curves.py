@@ -10,6 +10,7 @@ settings, prints one line per epoch and the test mR per language, and appends th
         --set training.image_captions=quota --label before
     .venv/bin/python bench/learning_curves.py la_10 --pretrain results/m30k/pretrain/latent.pt
     .venv/bin/python bench/learning_curves.py embn_en --queries   # + rule described_queries' precision at k
+    .venv/bin/python bench/learning_curves.py coco_embn_zh --set captions=augmented --images zh=500
 
 A value is read as YAML (``3``, ``0.0015``, ``every_language``, ``null``). ``--threads`` sets the torch
 threads (one, as a training job of the default run).
@@ -77,6 +78,21 @@ def family_inputs(config: dict, settings: dict, dataset: str, results: Path, pre
     return FamilyInputs(tokens=tokens, fasttext=fasttext, pca=pca, latent=latent, dictionaries=dictionaries)
 
 
+def on_images(captions: pd.DataFrame, lang: str, n: int, seed: int = 0) -> pd.DataFrame:
+    """``captions`` (human and machine-translated) with ``lang``'s training captions on ``n`` training images:
+    the images ``lang`` has human captions of first (all of those captions), then images of one seeded order
+    with one machine-translated caption each: how many captioned images a language needs."""
+    rows = captions[(captions["lang"] == lang) & (captions["split"] == "train")]
+    human = sorted(set(rows.loc[rows["origin"] == "human", "image_id"]))
+    others = sorted(set(rows["image_id"]) - set(human))
+    extra = set(np.random.default_rng(seed).permutation(others)[: max(0, n - len(human))])
+    mt = rows[rows["origin"] != "human"]
+    first = mt.groupby("image_id")["cap_idx"].transform("min")
+    kept = rows.index[rows["origin"] == "human"].union(mt.index[mt["image_id"].isin(extra) & (mt["cap_idx"] == first)])
+    dropped = rows.index.difference(kept)
+    return captions.drop(index=dropped)
+
+
 def described_line(config: dict, root: Path, trained, model, vocab) -> str:
     """Rule described_queries' mean precision at k on the trained model, and the share of its top k that
     show the query's colour and its shape (in any group)."""
@@ -115,6 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="a TSV to append the epochs to")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument(
+        "--images",
+        action="append",
+        default=[],
+        metavar="LANG=N",
+        help="LANG's training captions on N images: its human-captioned ones, then one MT caption each",
+    )
+    parser.add_argument(
         "--queries", action="store_true", help="also the colour x shape queries' precision (rule described_queries)"
     )
     args = parser.parse_args(argv)
@@ -126,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     root = args.results / dataset
     augmented = settings["captions"] == "augmented" or (root / "captions_augmented.parquet").is_file()
     captions = read_captions(root / ("captions_augmented.parquet" if augmented else "captions.parquet"))
+    for assignment in args.images:
+        lang, _, n = assignment.partition("=")
+        captions = on_images(captions, lang, int(n))
     origin = "augmented" if settings["captions"] == "augmented" else "human"
     counts = {lang: read_counts(root / "vocab" / origin / f"{lang}.tsv") for lang in settings["train_langs"]}
     backbone = config["image_features"]["backbone"]
