@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -123,7 +124,7 @@ def snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.Compl
     return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
 
 
-def test_tiny_speech_workflow_writes_the_six_thesis_tables(tmp_path):
+def test_tiny_speech_workflow_writes_the_six_thesis_tables(tmp_path, capsys):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(tiny_config(), allow_unicode=True))
     run = snakemake(tmp_path, "--cores", "2", *TARGETS)
     assert run.returncode == 0, run.stderr[-4000:]
@@ -179,8 +180,8 @@ def test_tiny_speech_workflow_writes_the_six_thesis_tables(tmp_path):
     _any_to_any_table(tmp_path)
     again = snakemake(tmp_path, "--cores", "2", "-n", *TARGETS)
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
-    _polyvse_query_searches_a_speech_model(tmp_path, utterances)
-    _polyvse_query_searches_a_joint_model(tmp_path, utterances)
+    _polyvse_query_searches_a_speech_model(tmp_path, utterances, capsys)
+    _polyvse_query_searches_a_joint_model(tmp_path, utterances, capsys)
 
 
 def _any_to_any_table(workdir: Path) -> None:
@@ -210,9 +211,21 @@ def _any_to_any_table(workdir: Path) -> None:
     assert "joint: 8 queries, described image in the top" in log
 
 
-def _polyvse_query_searches_a_speech_model(workdir: Path, utterances: pd.DataFrame) -> None:
+def in_process_query(capsys, *args: str) -> SimpleNamespace:
+    """``polyvse query ARGS`` run by :func:`polyvse.cli.main` in this process (what the console script runs,
+    without a second interpreter importing torch): its exit status, standard output and error."""
+    from polyvse.cli import main
+
+    capsys.readouterr()
+    code = main(["query", *args])
+    out, err = capsys.readouterr()
+    return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
+
+def _polyvse_query_searches_a_speech_model(workdir: Path, utterances: pd.DataFrame, capsys) -> None:
     """`polyvse query --audio` against the tiny run's InfoNCE model (issue 18.3), and an image query's spoken
-    captions; bad spoken input gives one line and exit status 2."""
+    captions; bad spoken input gives one line and exit status 2. The first query runs the console script, as a
+    user types it; the rest run in this process."""
     import json
 
     import soundfile as sf
@@ -223,11 +236,29 @@ def _polyvse_query_searches_a_speech_model(workdir: Path, utterances: pd.DataFra
     test_ids = set(test["image_id"])
     wav = workdir / "results/spoken" / test[test["lang"] == "hi"]["path"].iloc[0]
 
-    def query(*args: str) -> subprocess.CompletedProcess:
-        cli = str(Path(sys.executable).with_name("polyvse"))
-        return subprocess.run([cli, "query", str(model), *args], cwd=workdir, capture_output=True, text=True)
+    def query(*args: str) -> SimpleNamespace:
+        return in_process_query(capsys, str(model), *args)
 
-    spoken = query("--audio", str(wav), "--lang", "hi", "-k", "3", "--json", "--sheet", str(workdir / "sheet.png"))
+    cli = str(Path(sys.executable).with_name("polyvse"))
+    spoken = subprocess.run(
+        [
+            cli,
+            "query",
+            str(model),
+            "--audio",
+            str(wav),
+            "--lang",
+            "hi",
+            "-k",
+            "3",
+            "--json",
+            "--sheet",
+            str(workdir / "sheet.png"),
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+    )
     assert spoken.returncode == 0, spoken.stderr
     hits = json.loads(spoken.stdout)["results"]
     assert [h["rank"] for h in hits] == [1, 2, 3] and {h["id"] for h in hits} <= test_ids
@@ -261,7 +292,7 @@ def _polyvse_query_searches_a_speech_model(workdir: Path, utterances: pd.DataFra
         )
 
 
-def _polyvse_query_searches_a_joint_model(workdir: Path, utterances: pd.DataFrame) -> None:
+def _polyvse_query_searches_a_joint_model(workdir: Path, utterances: pd.DataFrame, capsys) -> None:
     """`polyvse query` against the tiny run's joint model: a written and a spoken query find test images, an image
     finds written and spoken captions; a language the model lacks, or speech to the text-only model, is one line
     and exit status 2."""
@@ -273,10 +304,8 @@ def _polyvse_query_searches_a_joint_model(workdir: Path, utterances: pd.DataFram
     wav = workdir / "results/spoken" / test[test["lang"] == "ja"]["path"].iloc[0]
     image = workdir / "results/spoken" / pd.read_parquet(workdir / "results/spoken/images.parquet")["path"].iloc[-1]
 
-    def query(model: str, *args: str) -> subprocess.CompletedProcess:
-        cli = str(Path(sys.executable).with_name("polyvse"))
-        model_dir = str(workdir / "results/spoken/joint" / model)
-        return subprocess.run([cli, "query", model_dir, *args], cwd=workdir, capture_output=True, text=True)
+    def query(model: str, *args: str) -> SimpleNamespace:
+        return in_process_query(capsys, str(workdir / "results/spoken/joint" / model), *args)
 
     for args in (("--text", sentence, "--lang", "hi"), ("--audio", str(wav), "--lang", "ja")):
         run = query("joint", *args, "-k", "4", "--json")
