@@ -177,7 +177,12 @@ rule gallery:
             {
                 f"{R}/{config['variants'][v]['dataset']}/{name}"
                 for v in gallery_variants(wc.report)
-                for name in ("captions.parquet", "images.parquet", f"image_features/{BACKBONE}.npy")
+                for name in (
+                    "captions.parquet",
+                    "images.parquet",
+                    f"image_features/{BACKBONE}.npy",
+                    f"image_features/{BACKBONE}.ids.txt",
+                )
             }
         ),
     output:
@@ -212,6 +217,7 @@ rule described_queries:
         model=lambda wc: f"{described_model_dir()}/model.pt",
         images=lambda wc: f"{R}/{described_dataset()}/images.parquet",
         features=lambda wc: f"{R}/{described_dataset()}/image_features/{BACKBONE}.npy",
+        ids=lambda wc: f"{R}/{described_dataset()}/image_features/{BACKBONE}.ids.txt",
     output:
         tsv=f"{R}/described_queries.tsv",
         md=f"{R}/described_queries.md",

@@ -158,6 +158,7 @@ rule speech_gallery:
         captions=lambda wc: f"{R}/{speech_report_dataset(config, wc.speech_report)}/captions.parquet",
         images=lambda wc: f"{R}/{speech_report_dataset(config, wc.speech_report)}/images.parquet",
         features=lambda wc: f"{R}/{speech_report_dataset(config, wc.speech_report)}/image_features/{BACKBONE}.npy",
+        ids=lambda wc: f"{R}/{speech_report_dataset(config, wc.speech_report)}/image_features/{BACKBONE}.ids.txt",
     output:
         report(f"{R}/gallery/{{speech_report}}.png", category="Gallery", caption="../report/gallery.rst"),
     log:
