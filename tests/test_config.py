@@ -297,7 +297,7 @@ def test_a_figure_named_like_a_speech_report_is_refused(config):
 
 
 # The training settings: the migration leaves them as they are, and the default has tuned them since.
-TRAINING_BUDGETS = (
+TUNED_SETTINGS = (
     ("training",),
     ("pretrain",),
     ("speech", "training"),
@@ -319,7 +319,7 @@ def test_the_default_config_is_its_earlier_dialect_migrated():
     assert earlier_dialect_key(earlier) == "extra_reports"
     migrated = migrate(earlier)
     now = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    for path in TRAINING_BUDGETS:
+    for path in TUNED_SETTINGS:
         *parents, key = path
         was, into, today = earlier, migrated, now
         for parent in parents:
@@ -526,7 +526,7 @@ def test_a_report_reads_the_families_its_layout_shows(config, edit, key, reason)
         (lambda c: c["described_queries"].update(variant="embn_de"), "does not train on English"),
     ],
 )
-def test_the_described_queries_need_an_english_word_model_on_synthetic_data(config, edit, reason):
+def test_the_described_queries_need_an_english_word_model(config, edit, reason):
     edit(config)
     with pytest.raises(ConfigError, match=re.escape(reason)) as caught:
         check_config(config)
