@@ -297,7 +297,7 @@ def test_the_report_counts_and_lists_what_did_not_learn(tmp_path):
     assert "4 converged (stopped on patience), 4 hit their epochs ceiling." in summary
     # what did not learn, its seeds counted; the exception apart, with its reason below
     assert "Did not learn: mule_b (2 of 2 seeds), translator · FS/n50." in summary
-    assert "Expected not to (the papers show them degraded, Exceptions below): thr_1000." in summary
+    assert "Expected not to (shown degraded by a paper or an ablation, Exceptions below): thr_1000." in summary
     assert "## t2\n\nTable 2: 1 of 3 learned." in text and "## fig\n\nFigure 3: 1 of 2 learned." in text
     assert "| mule_b-s1 | mule | m30k | 13.50 | 2.65 | 5.1 | de 10.0 | **no** | 8/8 | **ceiling** |" in text
     assert (
@@ -362,6 +362,9 @@ def test_the_default_plan_has_every_trained_model_of_a_table_once(default_config
     assert runs[:4] == ["vse_en", "vse_de", "vse_de-s1", "vse_de-s2"] and "b25" in runs and "b25-s1" not in runs
     translator = [m["run"] for m in plan["models"] if m["family"] == "translator"]
     assert translator[0] == "source" and "T2/n1000" in translator and len(translator) == 1 + 3 * 5
+    # a run of a sweep has its own exception, by "{variant} · {run}"
+    assert models[("translator", "FS/n50")]["exception"] == EXCEPTIONS["translator · FS/n50"]
+    assert not models[("translator", "FS/n200")]["exception"] and not models[("translator", "T1/n50")]["exception"]
     assert "unused" not in {m["variant"] for m in plan["models"]}
     assert set(plan["tables"]) == set(default_config["reports"]) | set(default_config["figures"])
     files = learning_inputs(plan)

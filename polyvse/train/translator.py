@@ -373,7 +373,7 @@ def train_target(
         image_dim=feats.shape[1],
         gru_hidden=m["gru_hidden"],
         joint_dim=m["joint_dim"],
-        dropout=m["dropout"],
+        dropout=m["dropout"] if tr.get("dropout") is None else tr["dropout"],
         freeze_embeddings=m["freeze_embeddings"],
         image_branch=image_branch,
         image_seed=int(settings["seed"]),
