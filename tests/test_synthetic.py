@@ -111,13 +111,22 @@ def test_coco_profile_fractions_and_complete_val_test():
     train = counts[split[counts.index] == "train"]
     evaluation = counts[split[counts.index] != "train"]
     assert len(train) == 500 and (train.en == 5).all()
-    assert set(train.ja) == {0, 5} and set(train.zh) == {0, 1}
+    assert set(train.ja) == {0, 5}
     assert 0.15 <= (train.ja == 5).mean() <= 0.25
-    assert 0.10 <= (train.zh == 1).mean() <= 0.20
+    assert (train.zh == 1).all(), "a miniature gives every training image a Chinese caption (COCO_ZH_MIN_IMAGES)"
     assert len(evaluation) == 30
     assert (evaluation.en == 5).all() and (evaluation.ja == 5).all() and (evaluation.zh == 1).all()
     three = build_dataset("coco", 20, 2, 2, seed=1, captions_per_image=3).captions
     assert set(_counts(three).en) == {3} and set(_counts(three).ja) <= {0, 3}
+
+
+def test_coco_profile_gives_chinese_coco_cn_share_above_its_floor():
+    """COCO-CN's share (15 %) of a training set larger than COCO_ZH_MIN_IMAGES / 0.15 images."""
+    ds = build_dataset("coco", 8000, 0, 0, seed=1, captions_per_image=1, langs=["zh"])
+    train = _counts(ds.captions)
+    share = len(train) / 8000
+    assert 0.13 <= share <= 0.17, share
+    assert set(train.zh) == {1}
 
 
 def test_all_profile_has_every_requested_language():
@@ -327,11 +336,15 @@ def test_rendered_objects_have_their_colour_and_position():
 # --- the closed lexicon is frozen -------------------------------------------------------------
 
 
-def test_closed_lexicon_output_is_byte_identical_to_the_closed_only_generator():
-    """Fingerprints computed with the generator before the long-tail lexicon existed (issue 13)."""
+def test_closed_lexicon_output_is_byte_identical_to_the_closed_only_generator(monkeypatch):
+    """Fingerprints computed with the generator before the long-tail lexicon existed, which gave
+    Chinese COCO-CN's share of any training set (no floor)."""
     import hashlib
 
+    from polyvse.data import synthetic
     from polyvse.data.synthetic import glossary
+
+    monkeypatch.setattr(synthetic, "COCO_ZH_MIN_IMAGES", 0)
 
     h = hashlib.sha256()
     for profile, sizes in (("all", (20, 3, 3)), ("m30k", (20, 3, 3)), ("coco", (30, 3, 3))):

@@ -81,6 +81,9 @@ PROFILES: tuple[str, ...] = ("m30k", "coco", "all")
 PROFILE_LANGS: dict[str, tuple[str, ...]] = {"m30k": ("en", "de", "fr", "cs"), "coco": ("en", "ja", "zh")}
 COCO_JA_P = 0.20  # share of training images with Japanese captions (~26K of 123K in MSCOCO)
 COCO_ZH_P = 0.15  # share with one Chinese caption (~20K of 123K, COCO-CN)
+# ... but at least this many training images: COCO-CN's share of a 1,000-image miniature is 146
+# captions, too few for any model to learn Chinese from (docs/learning.md), where COCO-CN's 20K are plenty.
+COCO_ZH_MIN_IMAGES = 1000
 MAX_TRIES = 40  # draws of a plan whose caption differs from the image's other captions
 
 # rng streams of one image
@@ -188,9 +191,10 @@ def build_dataset(
 
     ``captions_per_image`` is the number of captions of a fully captioned language
     (en, de in m30k; en, ja in coco; every language in all); fr, cs (m30k) and zh
-    (coco) have one. ``langs`` restricts the profile's languages (m30k, coco) or
-    names them (all; default: every language). ``lexicon``: ``closed`` (the
-    small grammars) or ``long_tail`` (:mod:`polyvse.data.synthetic_lexicon`:
+    (coco) have one; in coco, Japanese is on ``COCO_JA_P`` of the training images and
+    Chinese on ``COCO_ZH_P`` of them, but on at least ``COCO_ZH_MIN_IMAGES``. ``langs``
+    restricts the profile's languages (m30k, coco) or names them (all; default: every
+    language). ``lexicon``: ``closed`` (the small grammars) or ``long_tail`` (:mod:`polyvse.data.synthetic_lexicon`:
     shades, synonyms, evaluations, names; SMALR §1). Images are not rendered
     here (:func:`write_dataset`), so captions alone are cheap.
     """
@@ -229,11 +233,12 @@ def build_dataset(
                 derived = {l: en_plan for l in ("fr", "cs") if l in languages}
         elif profile == "coco":
             u_ja, u_zh = image_rng(seed, index, _AVAILABILITY).random(2)
+            zh_share = max(COCO_ZH_P, min(1.0, COCO_ZH_MIN_IMAGES / max(n_train, 1)))
             complete = split != "train"
             if "ja" in counts and not (complete or u_ja < COCO_JA_P):
                 del counts["ja"]
             if "zh" in counts:
-                if complete or u_zh < COCO_ZH_P:
+                if complete or u_zh < zh_share:
                     counts["zh"] = 1
                 else:
                     del counts["zh"]
