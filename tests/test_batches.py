@@ -24,7 +24,8 @@ from polyvse.train.data import (
 def encoded(profile, langs, n_train, seed=1):
     """The training captions of a synthetic profile as EncodedCaptions (dummy tokens: the
     sampler reads image_row and lang only)."""
-    caps = build_dataset(profile, n_train, 0, 0, seed=seed).captions
+    # COCO-CN's share of the images for Chinese, as on a full-size set (no floor): the rare languages
+    caps = build_dataset(profile, n_train, 0, 0, seed=seed, zh_min_images=0).captions
     caps = caps[caps["split"] == "train"].reset_index(drop=True)
     index = {img: i for i, img in enumerate(sorted(set(caps["image_id"])))}
     n = len(caps)

@@ -336,19 +336,16 @@ def test_rendered_objects_have_their_colour_and_position():
 # --- the closed lexicon is frozen -------------------------------------------------------------
 
 
-def test_closed_lexicon_output_is_byte_identical_to_the_closed_only_generator(monkeypatch):
+def test_closed_lexicon_output_is_byte_identical_to_the_closed_only_generator():
     """Fingerprints computed with the generator before the long-tail lexicon existed, which gave
     Chinese COCO-CN's share of any training set (no floor)."""
     import hashlib
 
-    from polyvse.data import synthetic
     from polyvse.data.synthetic import glossary
-
-    monkeypatch.setattr(synthetic, "COCO_ZH_MIN_IMAGES", 0)
 
     h = hashlib.sha256()
     for profile, sizes in (("all", (20, 3, 3)), ("m30k", (20, 3, 3)), ("coco", (30, 3, 3))):
-        ds = build_dataset(profile, *sizes, seed=11)
+        ds = build_dataset(profile, *sizes, seed=11, zh_min_images=0)
         h.update(ds.captions.to_csv(index=False).encode())
         h.update(ds.images.to_csv(index=False).encode())
     assert h.hexdigest() == "b1b3b5616cfd0edf98b943153a47561194868fe3265224a7968156cfae25292f"

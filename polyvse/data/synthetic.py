@@ -186,13 +186,14 @@ def build_dataset(
     captions_per_image: int = 5,
     langs: Sequence[str] | None = None,
     lexicon: str = "closed",
+    zh_min_images: int = COCO_ZH_MIN_IMAGES,
 ) -> SyntheticDataset:
     """Generate scenes and captions: images 0..n_train-1 are train, then val, then test.
 
     ``captions_per_image`` is the number of captions of a fully captioned language
     (en, de in m30k; en, ja in coco; every language in all); fr, cs (m30k) and zh
     (coco) have one; in coco, Japanese is on ``COCO_JA_P`` of the training images and
-    Chinese on ``COCO_ZH_P`` of them, but on at least ``COCO_ZH_MIN_IMAGES``. ``langs``
+    Chinese on ``COCO_ZH_P`` of them, but on at least ``zh_min_images``. ``langs``
     restricts the profile's languages (m30k, coco) or names them (all; default: every
     language). ``lexicon``: ``closed`` (the small grammars) or ``long_tail`` (:mod:`polyvse.data.synthetic_lexicon`:
     shades, synonyms, evaluations, names; SMALR §1). Images are not rendered
@@ -205,6 +206,7 @@ def build_dataset(
     )
     seed = _check_int("seed", seed, 0)
     k = _check_int("captions_per_image", captions_per_image, 1)
+    zh_min = _check_int("zh_min_images", zh_min_images, 0)
     languages = _languages(profile, langs)
     lang_index = {l: LANGUAGES.index(l) for l in REALISERS}
 
@@ -233,7 +235,7 @@ def build_dataset(
                 derived = {l: en_plan for l in ("fr", "cs") if l in languages}
         elif profile == "coco":
             u_ja, u_zh = image_rng(seed, index, _AVAILABILITY).random(2)
-            zh_share = max(COCO_ZH_P, min(1.0, COCO_ZH_MIN_IMAGES / max(n_train, 1)))
+            zh_share = max(COCO_ZH_P, min(1.0, zh_min / max(n_train, 1)))
             complete = split != "train"
             if "ja" in counts and not (complete or u_ja < COCO_JA_P):
                 del counts["ja"]
