@@ -13,6 +13,7 @@ captions alone has less to go on, so their precision is a ceiling to read the mo
 
     .venv/bin/python bench/described_ceiling.py            # the default run's results/m30k
     .venv/bin/python bench/described_ceiling.py --features other.npy   # the same ids, other features
+    .venv/bin/python bench/described_ceiling.py --colour-grid 2        # + colour histograms, 2 x 2 cells
 
 Reads ``results/{dataset}/images.parquet`` and ``image_features/{backbone}.{npy,ids.txt}``; trains on the
 CPU in about a minute. Seeded: the same inputs give the same numbers.
@@ -91,12 +92,40 @@ def mlp_probe_scores(
     return out
 
 
+def colour_histograms(paths: list[Path], grid: int, size: int = 64) -> np.ndarray:
+    """``(N, grid² × 15)`` hand-made colour features of the images at ``paths``: in each cell of a ``grid`` ×
+    ``grid`` split, the share of its pixels in each of 12 hue bins (saturated, not dark) and that of black,
+    white and grey ones: colour, told to the probes outright, to see whether colour is what they lack."""
+    from PIL import Image
+
+    step, out = size // grid, []
+    for path in paths:
+        hsv = np.asarray(Image.open(path).convert("HSV").resize((size, size)), dtype=np.float32) / 255
+        hue, sat, val = hsv[..., 0], hsv[..., 1], hsv[..., 2]
+        chromatic = (sat > 0.35) & (val > 0.25)
+        bins = np.minimum((hue * 12).astype(int), 11)
+        cells = []
+        for gy in range(grid):
+            for gx in range(grid):
+                cell = (slice(gy * step, (gy + 1) * step), slice(gx * step, (gx + 1) * step))
+                c, v, s = chromatic[cell], val[cell], sat[cell]
+                hist = np.bincount(bins[cell][c], minlength=12) / c.size
+                grey = ~c
+                cells.append([*hist, (grey & (v < 0.25)).mean(), (grey & (v > 0.75) & (s < 0.2)).mean()])
+                cells[-1].append((grey & (v >= 0.25) & ((v <= 0.75) | (s >= 0.2))).mean())
+        out.append(np.concatenate(cells))
+    return np.asarray(out, dtype=np.float32)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", type=Path, default=REPO / "config" / "config.yaml")
     parser.add_argument("--results", type=Path, default=REPO / "results")
     parser.add_argument("--dataset", default="m30k")
     parser.add_argument("--features", type=Path, default=None, help="another (N, F) .npy in the run's id order")
+    parser.add_argument(
+        "--colour-grid", type=int, default=0, help="append colour histograms of the images on an N x N grid"
+    )
     parser.add_argument("--l2", type=float, default=1e-2, help="the linear probes' L2 weight")
     parser.add_argument("--hidden", type=int, default=256, help="the MLP probe's hidden width (the default EmbN's)")
     parser.add_argument("--epochs", type=int, default=300)
@@ -112,7 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     backbone = config["image_features"]["backbone"]
     ids = (root / "image_features" / f"{backbone}.ids.txt").read_text(encoding="utf-8").split()
     features = np.load(args.features or root / "image_features" / f"{backbone}.npy")
-    split = dict(pd.read_parquet(root / "images.parquet", columns=["image_id", "split"]).itertuples(index=False))
+    images = pd.read_parquet(root / "images.parquet", columns=["image_id", "split", "path"]).set_index("image_id")
+    split = images["split"].to_dict()
+    if args.colour_grid:
+        colours = colour_histograms([root / images.at[i, "path"] for i in ids], args.colour_grid)
+        features = np.concatenate([features, colours], axis=1)
     scenes = scene_plans(ids, synthetic["seed"], synthetic["lexicon"])
     wanted = descriptions(queries["counts"])
     labels = torch.tensor([[d.shown_in(scenes[i]) for d in wanted] for i in ids], dtype=torch.float32)
