@@ -54,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     validate(config, str(REPO / "config" / "schema.yaml"))  # fills the schema's defaults
     overridden(config["translator"], args.set)
     block = translator_block(config, args.variant)
+    if (block["target_captions"], block["word_vectors"]) != ("human", "fasttext"):
+        parser.error("measures human target captions over FastText vectors (the default's) only")
     source_lang, target_lang = block["source"], block["target"]
     dataset = config["variants"][args.variant]["dataset"]
     root = args.results / dataset

@@ -207,6 +207,7 @@ def build_dataset(
     seed = _check_int("seed", seed, 0)
     k = _check_int("captions_per_image", captions_per_image, 1)
     zh_min = _check_int("zh_min_images", zh_min_images, 0)
+    zh_share = max(COCO_ZH_P, min(1.0, zh_min / max(n_train, 1)))  # of the coco profile's training images
     languages = _languages(profile, langs)
     lang_index = {l: LANGUAGES.index(l) for l in REALISERS}
 
@@ -235,7 +236,6 @@ def build_dataset(
                 derived = {l: en_plan for l in ("fr", "cs") if l in languages}
         elif profile == "coco":
             u_ja, u_zh = image_rng(seed, index, _AVAILABILITY).random(2)
-            zh_share = max(COCO_ZH_P, min(1.0, zh_min / max(n_train, 1)))
             complete = split != "train"
             if "ja" in counts and not (complete or u_ja < COCO_JA_P):
                 del counts["ja"]

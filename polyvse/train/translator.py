@@ -1,7 +1,8 @@
 """Training for the Translator poster's Figure 3 (poster §2–3).
 
 1. The *source* model: VSE on the source language (de in the poster) over its
-   pretrained, frozen FastText vectors (:func:`train_source`).
+   pretrained FastText vectors, trained with it or frozen
+   (``translator.model.freeze_embeddings``; :func:`train_source`).
 2. For each protocol (FS, T1, T2, :mod:`polyvse.models.translator`) and each
    number n of target-language (fr) training examples, a target model trained
    on the first n examples of one seeded order, so that the sets are nested
@@ -16,7 +17,9 @@ contrastive (``T \\ {t}``, ``I \\ {i}``), margin α; examples of the same image 
 not contrastive for each other. Small n would get few updates from a fixed
 number of epochs, so an epoch is at least ``min_batches_per_epoch`` batches
 (cycling over the n examples, each seen equally often); with large n it is one
-pass. The best epoch by validation mR (target language) is kept.
+pass; the target models may take a dropout of their own (``target_training.dropout``),
+as a few examples overfit sooner than the source's thousands. The best epoch by
+validation mR (target language) is kept.
 
 Word vectors enter the models prepared as the Translator matrix M was learnt
 on them (unit length, centred, unit length:
