@@ -23,14 +23,21 @@ from polyvse.config import (
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def config():
-    # the schema fills its defaults at DAG build, as here
+@pytest.fixture(scope="module")
+def validated_default() -> dict:
+    """The default config with the schema's defaults filled, as at DAG build (read and validated once:
+    half a second each, for the hundred tests that take a copy)."""
     from snakemake.utils import validate
 
     c = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     validate(c, str(REPO / "config" / "schema.yaml"))
     return c
+
+
+@pytest.fixture
+def config(validated_default) -> dict:
+    """A copy of the validated default config that a test may edit."""
+    return copy.deepcopy(validated_default)
 
 
 def test_default_config_passes(config):
