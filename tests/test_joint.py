@@ -15,7 +15,8 @@ import yaml
 from polyvse.config import ConfigError, check_config
 from polyvse.models.joint import build_joint_model
 from polyvse.speech.data import view_set
-from polyvse.evaluate.speech import ordered_from_view_pairs, ordered_pair_retrieval, pair_retrieval
+from polyvse.evaluate.speech import ordered_pair_retrieval, pair_retrieval
+from polyvse.evaluate.views import ordered_from_view_pairs
 from polyvse.speech.store import open_store, write_store
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.joint import embed_joint_views, joint_model_from_saved, joint_views, spoken_captions, train_joint

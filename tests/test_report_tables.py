@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -118,3 +121,17 @@ def test_a_four_language_dataset_gets_four_columns_and_a_filled_average():
     assert list(table.columns)[:4] == ["model", "En", "De", "HA"] and table.iloc[0]["A"] == 55.0
     with pytest.raises(ValueError, match="no SMALR table column for language"):
         smalr_table(rows, evals, PARAMS, human_langs=["en"], langs=["en", "hi"])
+
+
+def test_the_report_layer_loads_without_torch():
+    """The table, figure and findings rules only read evaluations: importing torch would cost each of
+    their jobs two seconds of start-up (seven speech and any-to-any tables in the default DAG)."""
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "import polyvse.report\n"
+        "for m in pkgutil.iter_modules(polyvse.report.__path__):\n"
+        "    importlib.import_module(f'polyvse.report.{m.name}')\n"
+        "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))[:3])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

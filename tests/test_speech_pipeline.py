@@ -22,7 +22,8 @@ from polyvse.errors import InputError
 from polyvse.speech.data import view_set
 from polyvse.evaluate.retrieval import bidirectional_retrieval
 from polyvse.io import load_torch, save_torch
-from polyvse.evaluate.speech import diagonal_ranks, diagonal_recalls, mean_recall, pair_retrieval, view_pairs
+from polyvse.evaluate.speech import diagonal_ranks, diagonal_recalls, mean_recall, pair_retrieval
+from polyvse.evaluate.views import view_pairs
 from polyvse.models.grounded_speech import build_speech_model, parameter_groups
 from polyvse.losses.speech_objectives import OBJECTIVES, make_objective
 from polyvse.report.speech import block_columns, chance_note, speech_markdown, speech_table, table_notes

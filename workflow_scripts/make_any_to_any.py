@@ -5,7 +5,7 @@ import pandas as pd
 from polyvse.io import write_text, write_tsv
 from polyvse.logs import job_log
 from polyvse.report.any_to_any import any_to_any_findings, any_to_any_markdown, any_to_any_table
-from polyvse.evaluate.speech import ordered_from_view_pairs
+from polyvse.evaluate.views import ordered_from_view_pairs
 
 with job_log(snakemake.log[0], "any_to_any") as log:
     langs = list(snakemake.params.langs)

@@ -23,13 +23,14 @@ import torch
 from polyvse.evaluate.crosslingual import sentence_retrieval
 from polyvse.evaluate.embed import embed_sentences, retrieval_for
 from polyvse.evaluate.retrieval import KS
+from polyvse.evaluate.views import IMAGE_VIEW
 from polyvse.errors import InputError
 from polyvse.models.mlmme import MLMME
 from polyvse.text.vocab import Vocabulary
 from polyvse.text.encoded import encode_captions
 
 COLUMNS: tuple[str, ...] = ("task", "query", "target", *(f"r{k}" for k in KS), "medr", "n_queries")
-IMAGE = "image"
+IMAGE = IMAGE_VIEW
 
 
 def evaluate_mlmme(

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from polyvse.errors import InputError
-from polyvse.evaluate.mlmme import IMAGE
+from polyvse.evaluate.views import IMAGE_VIEW as IMAGE
 from polyvse.evaluate.retrieval import KS
 
 SECTIONS: tuple[str, ...] = ("Sentence to image", "Image to sentence", "Sentence to sentence")

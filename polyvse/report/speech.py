@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from polyvse.evaluate.retrieval import KS
-from polyvse.evaluate.speech import view_pairs
+from polyvse.evaluate.views import view_pairs
 
 BLOCKS: tuple[tuple[str, str], ...] = (("image", "Image Ret"), ("cross", "Cross-Ling"))
 
