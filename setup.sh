@@ -39,6 +39,9 @@ if ! .venv/bin/python -c "import polyvse, torch, snakemake" 2>/dev/null \
    || [ pyproject.toml -nt .venv/.polyvse-installed ]; then
   .venv/bin/pip install --quiet --disable-pip-version-check torch==2.13.0
   .venv/bin/pip install --quiet --disable-pip-version-check -e ".[dev]"
+  # librosa compiles its numba kernels on first import and caches them beside its modules: compiled
+  # here once (7 s), not by the first log-Mel jobs of a run, each of which would compile them again
+  .venv/bin/python -c "import librosa.core.spectrum"
   touch .venv/.polyvse-installed
 fi
 echo "polyvse: environment ready in .venv ($(.venv/bin/python -c 'import torch; print("torch", torch.__version__)'))"
