@@ -21,6 +21,13 @@ TINY_SMALR = REPO / "tests" / "configs" / "tiny_smalr.yaml"
 # variable out of the environment of what it runs (`cluster_env`).
 os.environ["SLURM_CONF"] = os.devnull
 
+# Three workers share two cores with the jobs of the end-to-end runs: one thread each, or torch's OpenMP
+# and numpy's OpenBLAS start a thread per core in every worker, and their threads spin while they wait
+# for cores that other processes hold. Set here, before any test module imports them; a test that means
+# to run several threads asks for them (torch.set_num_threads, a job's `threads`).
+for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_threads, "1")
+
 
 def pytest_collection_modifyitems(config, items) -> None:
     """Under pytest-xdist (`-n 3 --dist loadfile`, pyproject.toml) each test file runs in one worker, in
