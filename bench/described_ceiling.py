@@ -14,6 +14,7 @@ captions alone has less to go on, so their precision is a ceiling to read the mo
     .venv/bin/python bench/described_ceiling.py            # the default run's results/m30k
     .venv/bin/python bench/described_ceiling.py --features other.npy   # the same ids, other features
     .venv/bin/python bench/described_ceiling.py --colour-grid 2        # + colour histograms, 2 x 2 cells
+    .venv/bin/python bench/described_ceiling.py --train-images 500     # on half the training images
 
 Reads ``results/{dataset}/images.parquet`` and ``image_features/{backbone}.{npy,ids.txt}``; trains on the
 CPU in about a minute. Seeded: the same inputs give the same numbers.
@@ -129,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--l2", type=float, default=1e-2, help="the linear probes' L2 weight")
     parser.add_argument("--hidden", type=int, default=256, help="the MLP probe's hidden width (the default EmbN's)")
     parser.add_argument("--epochs", type=int, default=300)
+    parser.add_argument(
+        "--train-images", type=int, default=0, help="train the probes on N of the training images (seeded draw)"
+    )
     args = parser.parse_args(argv)
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -150,6 +154,12 @@ def main(argv: list[str] | None = None) -> int:
     wanted = descriptions(queries["counts"])
     labels = torch.tensor([[d.shown_in(scenes[i]) for d in wanted] for i in ids], dtype=torch.float32)
     train = torch.tensor([split[i] == "train" for i in ids])
+    if args.train_images:  # a learning curve: how the ceiling grows with the images it learns from
+        rows = np.flatnonzero(train.numpy())
+        if not 0 < args.train_images <= len(rows):
+            parser.error(f"--train-images: expected 1 to {len(rows)}, got {args.train_images}")
+        train = torch.zeros_like(train)
+        train[np.random.default_rng(0).choice(rows, args.train_images, replace=False)] = True
     test = [k for k, i in enumerate(ids) if split[i] == "test"]
     x = standardised(torch.from_numpy(np.asarray(features, dtype=np.float32)), train)
     k, min_relevant = queries["k"], queries["min_relevant"]
@@ -166,7 +176,10 @@ def main(argv: list[str] | None = None) -> int:
         (description, int(labels[test, d].sum()), float(labels[test, d].mean())) for d, description in enumerate(wanted)
     ]
     mean, counted = mean_precision(base, min_relevant)
-    print(f"{counted} descriptions shown in {min_relevant}+ of {len(test)} test images; precision at {k}:")
+    print(
+        f"{counted} descriptions shown in {min_relevant}+ of {len(test)} test images, probes trained on "
+        f"{int(train.sum())} images; precision at {k}:"
+    )
     print(f"  base rate      {mean:.3f}")
     print(f"  linear probe   {read(linear_probe_scores(x, labels, train, args.l2))[0]:.3f}  (L2 {args.l2})")
     for epoch, scores in mlp_probe_scores(x, labels, train, args.hidden, args.epochs, every=50):
