@@ -141,9 +141,6 @@ def evaluate_views(
     return pair_retrieval(embed_views(model, views, features, batch_size, device), views.langs, normalize)
 
 
-"""Columns of an any-to-any evaluation (:func:`ordered_pair_retrieval`)."""
-
-
 def ordered_pair_retrieval(
     embeddings: Mapping[str, np.ndarray], views: Sequence[str], normalize: bool = False, ks: Sequence[int] = KS
 ) -> pd.DataFrame:

@@ -37,10 +37,11 @@ def view_pairs(langs: Sequence[str]) -> list[tuple[str, str, str, str]]:
 
 
 ORDERED_COLUMNS: tuple[str, ...] = ("query", "target", "r1", "r5", "r10", "mr", "medr", "n")
+"""Columns of an any-to-any evaluation (:func:`polyvse.evaluate.speech.ordered_pair_retrieval`)."""
 
 
 def ordered_from_view_pairs(table: pd.DataFrame, view_names: Mapping[str, str], ks: Sequence[int] = KS) -> pd.DataFrame:
-    """A thesis evaluation (:func:`pair_retrieval`, one row per unordered pair with both
+    """A thesis evaluation (:func:`polyvse.evaluate.speech.pair_retrieval`, one row per unordered pair with both
     directions) as ordered rows of :data:`ORDERED_COLUMNS`, its views renamed by ``view_names``
     (e.g. ``{"image": "image", "en": "speech-en"}``): A → B reads the ``_ab`` columns, B → A the
     ``_ba`` ones."""
