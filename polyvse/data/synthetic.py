@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from PIL import Image
 
 from polyvse import LANGUAGES
 from polyvse.data.synthetic_lang import (
@@ -63,6 +64,7 @@ __all__ = [
     "render_scene",
     "sample_scene",
     "make_scene",
+    "render_image",
     "caption",
     "caption_plan",
     "realise",
@@ -98,6 +100,12 @@ def image_rng(seed: int, index: int, stream: int, sub: int = 0) -> np.random.Gen
 def make_scene(seed: int, index: int, lexicon: str = "closed") -> Scene:
     """The scene of image ``index`` under ``seed`` (``long_tail``: with shades)."""
     return sample_scene(image_rng(seed, index, _SCENE), lexicon)
+
+
+def render_image(seed: int, index: int, scene: Scene, image_size: int = 224) -> Image.Image:
+    """Image ``index`` under ``seed``, showing ``scene`` (its ``make_scene``): its jitter comes from the
+    image's own rng, so its pixels depend only on (seed, index, scene, image_size)."""
+    return render_scene(scene, image_size, image_rng(seed, index, _RENDER))
 
 
 def image_id(index: int) -> str:
@@ -343,7 +351,7 @@ def write_dataset(ds: SyntheticDataset, out_dir: Path, image_size: int = 224) ->
     out_dir = Path(out_dir)
     (out_dir / "images").mkdir(parents=True, exist_ok=True)
     for index, (scene, path) in enumerate(zip(ds.scenes, ds.images["path"], strict=True)):
-        img = render_scene(scene, image_size, image_rng(ds.seed, index, _RENDER))
+        img = render_image(ds.seed, index, scene, image_size)
         with atomic_path(out_dir / path) as tmp:
             img.save(tmp, format="PNG")
 
