@@ -10,6 +10,7 @@ settings, prints one line per epoch and the test mR per language, and appends th
         --set training.image_captions=quota --label before
     .venv/bin/python bench/learning_curves.py la_10 --pretrain results/m30k/pretrain/latent.pt
     .venv/bin/python bench/learning_curves.py embn_en --queries   # + rule described_queries' precision at k
+    .venv/bin/python bench/learning_curves.py embn_en --queries --centre-vectors 3   # all-but-the-top vectors
     .venv/bin/python bench/learning_curves.py coco_embn_zh --set captions=augmented --images zh=500
 
 A value is read as YAML (``3``, ``0.0015``, ``every_language``, ``null``). ``--threads`` sets the torch
@@ -78,6 +79,17 @@ def family_inputs(config: dict, settings: dict, dataset: str, results: Path, pre
     return FamilyInputs(tokens=tokens, fasttext=fasttext, pca=pca, latent=latent, dictionaries=dictionaries)
 
 
+def all_but_the_top(vectors: np.ndarray, directions: int) -> np.ndarray:
+    """``(V, D)`` word vectors with their mean and their ``directions`` top principal directions taken out
+    (Mu & Viswanath's "all-but-the-top"; 0: the mean alone), rescaled to the same mean norm as before."""
+    vectors = vectors.astype(np.float32)
+    out = vectors - vectors.mean(0)
+    if directions:
+        top = np.linalg.svd(out, full_matrices=False)[2][:directions]
+        out -= (out @ top.T) @ top
+    return out * (np.linalg.norm(vectors, axis=1).mean() / np.linalg.norm(out, axis=1).mean())
+
+
 def on_images(captions: pd.DataFrame, lang: str, n: int, seed: int = 0) -> pd.DataFrame:
     """``captions`` (human and machine-translated) with ``lang``'s training captions on ``n`` training images:
     the images ``lang`` has human captions of first (all of those captions), then images of one seeded order
@@ -114,10 +126,34 @@ def described_line(config: dict, root: Path, trained, model, vocab) -> str:
         colour += np.mean([any(g.colour == d.colour for g in s.groups) for s in hits]) / len(kept)
         shape += np.mean([any(g.shape == d.shape for g in s.groups) for s in hits]) / len(kept)
     k = queries["k"]
+    as_written, swapped = colour_word_recall(tm, index, read_captions(root / "captions.parquet"), k)
     return (
         f"short queries' precision at {k} {mean:.3f} over {counted} descriptions; of the top {k}, "
-        f"{colour:.2f} show the colour, {shape:.2f} the shape"
+        f"{colour:.2f} show the colour, {shape:.2f} the shape; its English test captions find their image "
+        f"in the top {k} {as_written:.3f} of the time, {swapped:.3f} with every colour word swapped for another"
     )
+
+
+def colour_word_recall(tm, index, captions: pd.DataFrame, k: int, seed: int = 0) -> tuple[float, float]:
+    """Sentence → image recall at ``k`` of the English test captions that name a colour, as written and with
+    each colour word replaced by another colour drawn at random: how much the model reads the colour words."""
+    import re
+
+    from polyvse.data.synthetic_scene import COLOURS
+    from polyvse.query import embed_text
+
+    colour_word = re.compile(r"\b(" + "|".join(COLOURS) + r")\b", re.IGNORECASE)
+    rng = np.random.default_rng(seed)
+    row_of = {image: i for i, image in enumerate(index.ids)}
+    test = captions[(captions["split"] == "test") & (captions["lang"] == "en")]
+    found = np.zeros((2,))
+    named = [(text, image) for text, image in zip(test["text"], test["image_id"]) if colour_word.search(text)]
+    for text, image in named:
+        other = colour_word.sub(lambda m: str(rng.choice([c for c in COLOURS if c != m.group(0).lower()])), text)
+        for j, sentence in enumerate((text, other)):
+            scores = index.embeddings @ embed_text(tm, sentence, "en").reshape(-1)
+            found[j] += int((scores > scores[row_of[image]]).sum()) < k
+    return found[0] / len(named), found[1] / len(named)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,6 +172,13 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         metavar="LANG=N",
         help="LANG's training captions on N images: its human-captioned ones, then one MT caption each",
+    )
+    parser.add_argument(
+        "--centre-vectors",
+        type=int,
+        default=None,
+        metavar="N",
+        help="take the FastText vectors' mean and N top principal directions out (0: the mean alone)",
     )
     parser.add_argument(
         "--queries", action="store_true", help="also the colour x shape queries' precision (rule described_queries)"
@@ -158,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     ids = (root / "image_features" / f"{backbone}.ids.txt").read_text(encoding="utf-8").split()
     features = np.load(root / "image_features" / f"{backbone}.npy")
     inputs = family_inputs(config, settings, dataset, args.results, args.pretrain)
+    if args.centre_vectors is not None:
+        inputs.fasttext.update({lang: all_but_the_top(v, args.centre_vectors) for lang, v in inputs.fasttext.items()})
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as checkpoints:
