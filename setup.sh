@@ -39,9 +39,10 @@ if ! .venv/bin/python -c "import polyvse, torch, snakemake" 2>/dev/null \
    || [ pyproject.toml -nt .venv/.polyvse-installed ]; then
   .venv/bin/pip install --quiet --disable-pip-version-check torch==2.13.0
   .venv/bin/pip install --quiet --disable-pip-version-check -e ".[dev]"
-  # librosa compiles its numba kernels on first import and caches them beside its modules: compiled
-  # here once (7 s), not by the first log-Mel jobs of a run, each of which would compile them again
-  .venv/bin/python -c "import librosa.core.spectrum"
+  # librosa compiles its numba kernels when first used and caches them beside its modules: the log-Mel
+  # front end runs once here on a short signal (about 25 s), so that neither the tests nor a run's
+  # first log-Mel jobs compile them, each on its own (importing librosa alone leaves 8 of its 10 kernels)
+  .venv/bin/python -c "import numpy; from polyvse.speech.logmel import logmel; logmel(numpy.ones(1600, 'float32'))"
   touch .venv/.polyvse-installed
 fi
 echo "polyvse: environment ready in .venv ($(.venv/bin/python -c 'import torch; print("torch", torch.__version__)'))"
