@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 from polyvse import query  # noqa: E402
 from polyvse.config_files import read_schema, with_schema_defaults  # noqa: E402
 from polyvse.data.synthetic import make_scene, render_image  # noqa: E402
-from polyvse.evaluate.described import descriptions, mean_precision, precision_at_k, relevant_images  # noqa: E402
+from polyvse.evaluate.described import descriptions, mean_precision  # noqa: E402
 
 
 def render_gallery(folder: Path, first: int, n: int, seed: int, lexicon: str) -> dict:
@@ -65,11 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     for model_dir in args.models:
         model = query.open_model(model_dir)
         index = query.folder_images(model, folder)
-        found = []
-        for description in descriptions():
-            relevant = relevant_images(description, scenes)
-            hits = query.top_k(query.embed_text(model, description.text, "en"), index, args.k)
-            found.append((description, len(relevant), precision_at_k([h.id for h in hits], relevant, args.k)))
+        found = query.described_precision(model, scenes, descriptions(), args.k, index)
         precision, kept = mean_precision(found, args.min_relevant)
         base = np.mean([n / len(scenes) for _, n, _ in found if n >= args.min_relevant])
         print(

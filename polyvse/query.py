@@ -427,13 +427,18 @@ def test_captions_of(jm: JointQueryModel) -> Index:
 
 
 def described_precision(
-    tm: TrainedModel, scenes: Mapping[str, "Scene"], descriptions: Sequence["Description"], k: int = 5
+    tm: TrainedModel,
+    scenes: Mapping[str, "Scene"],
+    descriptions: Sequence["Description"],
+    k: int = 5,
+    index: Index | None = None,
 ) -> list[tuple["Description", int, float]]:
-    """Each English description's (description, number of relevant test images, precision at ``k``)
-    when ``tm`` searches its test images for it (``scenes``: each test image's scene plan)."""
+    """Each English description's (description, number of relevant images, precision at ``k``) when ``tm``
+    searches ``index`` (default: its test images) for it (``scenes``: each indexed image's scene plan)."""
     from polyvse.evaluate.described import precision_at_k, relevant_images
 
-    index = test_images(tm, cache_beside_model=False)
+    if index is None:
+        index = test_images(tm, cache_beside_model=False)
     out = []
     for description in descriptions:
         relevant = relevant_images(description, scenes)
