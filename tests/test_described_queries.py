@@ -40,6 +40,7 @@ def test_a_description_says_its_group_and_finds_it_in_a_scene_plan():
     assert Description("red", "circle").text == "a red circle"
     assert Description("blue", "star", 2).text == "two blue stars"
     assert Description("orange", "star").text == "an orange star"  # the captions' article
+    assert Description("black", "cross", 3).text == "three black crosses"  # the captions' plural
     scenes = {"a": scene(("red", "circle", 3)), "b": scene(("red", "square", 1), ("blue", "star", 2)), "c": scene()}
     assert relevant_images(Description("red", "circle"), scenes) == {"a"}  # any number of red circles
     assert relevant_images(Description("blue", "star", 2), scenes) == {"b"}

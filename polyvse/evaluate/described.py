@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from polyvse.data.synthetic_lang import EN_NOUN
 from polyvse.data.synthetic_scene import COLOURS, SHAPES, Scene
 
 NUMBER_WORDS = {1: "a", 2: "two", 3: "three"}
@@ -28,10 +29,11 @@ class Description:
 
     @property
     def text(self) -> str:
-        """ "a red circle", "an orange star" (count None or 1), "two blue stars": as the captions say it."""
+        """ "a red circle", "an orange star" (count None or 1), "two blue crosses": as the captions say it."""
         n = self.count or 1
         number = "an" if n == 1 and self.colour[0] in "aeiou" else NUMBER_WORDS[n]
-        return f"{number} {self.colour} {self.shape}{'s' if n > 1 else ''}"
+        singular, plural = EN_NOUN[self.shape]
+        return f"{number} {self.colour} {plural if n > 1 else singular}"
 
     def shown_in(self, scene: Scene) -> bool:
         """Whether a group of ``scene`` is what this describes."""
