@@ -18,6 +18,7 @@ from polyvse.report.comparison import (
     compare_runs,
     findings_verdicts,
     row_labels,
+    same_file,
 )
 from polyvse.report.readme import compare_with_snapshot, main
 
@@ -71,7 +72,11 @@ def test_a_table_moved_within_the_tolerance_is_the_same_result_and_says_by_how_m
     assert code == 0, err
     assert "table2.tsv: within tolerance, largest |Δ| 1.3 (column En, row EmbN: 37.1 → 38.4)" in out
     assert "table2.md: within tolerance, largest |Δ| 1.3 (line 3: | EmbN | 37.1 | → | EmbN | 38.4 |)" in out
-    assert "findings.tsv: within tolerance, largest |Δ| 1 (column best_epochs, row smalr_clc / SMALR" in out
+    assert (
+        "findings.tsv: within tolerance, largest |Δ| 0.3 (column values, row smalr_clc / SMALR: 3.30 3.60 4.10 → "
+        "3.30 3.90 4.10), not judged: largest |Δ| 1 (column best_epochs, row smalr_clc / SMALR: 7/8 6/8 8/8 → "
+        "7/8 5/8 8/8)" in out
+    )
     assert "equal: data_stats.tsv" in out and "verdicts: all 2 the same" in out
     assert out.splitlines()[-1].endswith(f"within {TOLERANCE:g}")
 
@@ -175,3 +180,39 @@ def test_equal_and_within_tolerance_are_told_apart(tmp_path):
     results = write_run(tmp_path / "results", table2={**TABLE2, "En": [37.1, 8.4 + TOLERANCE]})
     assert compare_file("table2.tsv", snapshot / "table2.tsv", results / "table2.tsv").status == WITHIN
     assert compare_file("table2.tsv", snapshot / "table2.tsv", snapshot / "table2.tsv").status == EQUAL
+
+
+def test_epochs_and_median_ranks_are_shown_and_not_judged(tmp_path):
+    """The emulated other CPU: a best epoch 4 → 11 and a chance-level median rank 74.5 → 90.5 beside recalls
+    that moved by less than 5 are the same result; a recall beyond 5 beside them is not."""
+    curve = {"protocol": ["T2", "FS"], "n_examples": [1000, 50], "r10_t2i": [20.5, 6.0], "medr_i2t": [12.0, 74.5]}
+    curve["best_epoch"] = [4, 2]
+    snapshot, results = tmp_path / "snapshot", tmp_path / "results"
+    for folder in (snapshot, results):
+        folder.mkdir()
+    pd.DataFrame(curve).to_csv(snapshot / "curve.tsv", sep="\t", index=False)
+    moved = {**curve, "r10_t2i": [22.0, 6.0], "medr_i2t": [12.0, 90.5], "best_epoch": [11, 2]}
+    pd.DataFrame(moved).to_csv(results / "curve.tsv", sep="\t", index=False)
+    found = compare_file("curve.tsv", snapshot / "curve.tsv", results / "curve.tsv")
+    assert found.status == WITHIN and found.same_result
+    assert (found.largest, found.unjudged_largest) == (1.5, 16.0)
+    assert found.describe() == (
+        "curve.tsv: within tolerance, largest |Δ| 1.5 (column r10_t2i, row T2: 20.5 → 22.0), "
+        "not judged: largest |Δ| 16 (column medr_i2t, row FS: 74.5 → 90.5)"
+    )
+    pd.DataFrame({**moved, "r10_t2i": [26.0, 6.0]}).to_csv(results / "curve.tsv", sep="\t", index=False)
+    found = compare_file("curve.tsv", snapshot / "curve.tsv", results / "curve.tsv")
+    assert found.status == BEYOND and found.largest == 5.5
+    assert same_file(snapshot / "curve.tsv", snapshot / "curve.tsv")
+    assert not same_file(snapshot / "curve.tsv", results / "curve.tsv")  # equality still reads every column
+
+
+def test_a_median_rank_row_is_shown_and_not_judged(tmp_path):
+    """MLMME Table 1 holds its median ranks as rows (``mrank``): the row's cells are not judged, the recalls are."""
+    table = {"section": ["Sentence to image"] * 2, "metric": ["r@10", "mrank"], "en VSE": [50.4, 9.0]}
+    snapshot, results = tmp_path / "snapshot.tsv", tmp_path / "results.tsv"
+    pd.DataFrame(table).to_csv(snapshot, sep="\t", index=False)
+    pd.DataFrame({**table, "en VSE": [52.0, 17.0]}).to_csv(results, sep="\t", index=False)
+    found = compare_file("mlmme_table1.tsv", snapshot, results)
+    assert found.status == WITHIN and found.largest == pytest.approx(1.6) and found.unjudged_largest == 8.0
+    assert "not judged: largest |Δ| 8 (column en VSE, row Sentence to image / mrank: 9.0 → 17.0)" in found.describe()

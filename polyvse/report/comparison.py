@@ -11,7 +11,9 @@ verdicts of ``findings.tsv`` are compared on their own, exactly (:func:`verdict_
 
 A Markdown table is written by the job that writes the TSV of its name, from the same numbers, with prose
 that follows them (a row at its epochs ceiling, the neighbouring pairs' verdicts): it is compared and shown, and
-judged by its TSV (:attr:`FileComparison.rendering_of`).
+judged by its TSV (:attr:`FileComparison.rendering_of`). Some columns and rows of a table are shown and not judged
+(:data:`UNJUDGED`): the epoch a training stopped at, and a median rank, move more than the scores
+they go with and say nothing the judged scores do not.
 """
 
 from __future__ import annotations
@@ -37,15 +39,13 @@ numbers by about a point and kept every verdict. Five points is five times that 
 largest spread of the findings' rows over their seeds (a standard deviation of 2.6 points over 3 seeds in
 ``docs/default_run/findings.tsv``), and below what a broken stage does to the better rows (EmbN's 37.1 mR
 falling to chance, 2.7). A smaller move that changes a conclusion is caught by the verdicts, which must be the
-same. The tables' other numbers are held to the same 5: parameter counts do not move with the CPU, median
-ranks (of 200 test images) move with the recalls; the data statistics are held to
-equality (:data:`EXACT_TABLES`).
+same. The tables' other numbers are held to the same 5 (parameter counts do not move with the CPU), except
+epochs and median ranks, shown and not judged (:data:`UNJUDGED`); the data statistics are held to equality
+(:data:`EXACT_TABLES`).
 
 A training that stops on patience at another epoch than the snapshot's moves its row further: 10.7 points
-under patience 4, 2.9 under 8, in the worst case measured (docs/learning.md, "Patience, and another CPU"). On
-that emulated CPU the best epochs moved by up to 9 (the Translator curve's T2 at 1,000 examples: 4 to 11) and the
-median rank of a model at chance by 16 (FS at 50 examples: 74.5 to 90.5), beyond 5 whatever the patience: the
-rule above holds them to it, so the comparison fails there too."""
+under patience 4, 2.9 under 8, in the worst case measured (docs/learning.md, "Patience, and another CPU"). Its
+epochs and median ranks are not held to 5 (:data:`UNJUDGED`)."""
 
 RTOL = 1e-9
 """Numbers this close (relative) are *equal*: a least-squares slope may differ in its 16th digit between two
@@ -54,6 +54,15 @@ CPUs' BLAS kernels, which is not another result."""
 EXACT_TABLES = frozenset({"data_stats.tsv"})
 """Tables of the data stages (counts and shares of the generated captions), which no CPU changes beyond
 :data:`RTOL`: a difference there is other data, whatever its size."""
+
+UNJUDGED = frozenset({"best_epoch", "best_epochs", "epochs_run", "Ep", "medr_t2i", "medr_i2t", "mrank"})
+"""Epochs and median ranks: a column of one of these names, or a row with a cell of one (MLMME Table 1's
+``mrank``), is shown with its own largest difference and not judged. On an emulated other CPU the best epochs
+moved by up to 9 (the Translator curve's T2 at 1,000 examples: 4 to 11) where the scores of the same rows moved by
+less than 5: a validation curve on its plateau peaks at any of several epochs with nearly the same score, so the
+epoch is no result, the score at it is. A median rank (of 200 test images) falls, for a model near chance, in the
+flat middle of the ranking, where a small change of the scores moves it by many ranks (FS at 50 examples: 74.5
+to 90.5), while the same row's recalls, which are judged, hold what the top of the ranking says."""
 
 DERIVED_FILES: dict[str, str] = {
     "learning.tsv": "the tables and findings it reads",
@@ -89,6 +98,8 @@ class FileComparison:
     words_at: str = ""
     shape: str = ""
     rendering_of: str | None = None
+    unjudged_largest: float | None = None
+    unjudged_at: str = ""
 
     @property
     def same_result(self) -> bool:
@@ -103,6 +114,10 @@ class FileComparison:
             parts.append(f"largest |Δ| {self.largest:.4g} ({self.largest_at})")
         if self.words_at:
             parts.append(f"first word that differs: {self.words_at}")
+        if self.unjudged_largest is not None and math.isinf(self.unjudged_largest):
+            parts.append(f"not judged: words differ ({self.unjudged_at})")
+        elif self.unjudged_largest is not None:
+            parts.append(f"not judged: largest |Δ| {self.unjudged_largest:.4g} ({self.unjudged_at})")
         if self.rendering_of is not None:
             parts.append(f"judged by {self.rendering_of}")
         return ", ".join(parts)
@@ -189,9 +204,10 @@ def row_labels(table: pd.DataFrame) -> list[str]:
     return labels
 
 
-def _units(kept: Path, fresh: Path) -> tuple[str, list[tuple[str, str, str]]]:
-    """(a difference of shape, or ""; every (where, kept text, the run's text) that is not the same text):
-    the cells of a TSV, named by column and row, or the lines of any other file."""
+def _units(kept: Path, fresh: Path) -> tuple[str, list[tuple[bool, str, str, str]]]:
+    """(a difference of shape, or ""; every (judged, where, kept text, the run's text) that is not the same
+    text): the cells of a TSV, named by column and row and judged unless :data:`UNJUDGED` names their column or
+    a cell of their row, or the lines of any other file."""
     if kept.suffix == ".tsv":
         a, b = _read_table(kept), _read_table(fresh)
         if list(a.columns) != list(b.columns):
@@ -200,14 +216,18 @@ def _units(kept: Path, fresh: Path) -> tuple[str, list[tuple[str, str, str]]]:
         if len(a) != len(b):
             return f"{len(a)} rows in the snapshot, {len(b)} in the run", []
         labels = row_labels(a)
+        judged_rows = [not UNJUDGED.intersection(row) for row in a.itertuples(index=False)]
         return "", [
-            (f"column {c}, row {label}", x, y) for c in a.columns for label, x, y in zip(labels, a[c], b[c]) if x != y
+            (judged and c not in UNJUDGED, f"column {c}, row {label}", x, y)
+            for c in a.columns
+            for label, judged, x, y in zip(labels, judged_rows, a[c], b[c])
+            if x != y
         ]
     a_lines = kept.read_text(encoding="utf-8").splitlines()
     b_lines = fresh.read_text(encoding="utf-8").splitlines()
     if len(a_lines) != len(b_lines):
         return f"{len(a_lines)} lines in the snapshot, {len(b_lines)} in the run", []
-    return "", [(f"line {i + 1}", x, y) for i, (x, y) in enumerate(zip(a_lines, b_lines)) if x != y]
+    return "", [(True, f"line {i + 1}", x, y) for i, (x, y) in enumerate(zip(a_lines, b_lines)) if x != y]
 
 
 def same_file(a: Path, b: Path, rtol: float = RTOL) -> bool:
@@ -219,7 +239,7 @@ def same_file(a: Path, b: Path, rtol: float = RTOL) -> bool:
     shape, units = _units(a, b)
     if shape:
         return False
-    for _, x, y in units:
+    for _, _, x, y in units:
         (xw, xn), (yw, yn) = _split(x), _split(y)
         if xw != yw or len(xn) != len(yn) or not np.allclose(xn, yn, rtol=rtol, atol=0.0):
             return False
@@ -235,29 +255,46 @@ def compare_file(
     name: str, kept: Path, fresh: Path, tolerance: float = TOLERANCE, rendering_of: str | None = None
 ) -> FileComparison:
     """``fresh`` (the run's file) against ``kept`` (the snapshot's): equal, within ``tolerance``, or not, with
-    the largest difference of their numbers and the first word that differs."""
+    the largest difference of their numbers and the first word that differs; the columns of
+    :data:`UNJUDGED` count for neither and show their own largest difference."""
     if same_file(kept, fresh):
         return FileComparison(name, EQUAL, rendering_of=rendering_of)
     shape, units = _units(kept, fresh)
     if shape:
         return FileComparison(name, SHAPE, shape=shape, rendering_of=rendering_of)
-    largest, largest_at, words_at = None, "", ""
-    for where, x, y in units:
+    largest: dict[bool, tuple[float, str] | None] = {True: None, False: None}  # by judged
+    words_at = ""
+    for judged, where, x, y in units:
         (xw, xn), (yw, yn) = _split(x), _split(y)
         if xw != yw or len(xn) != len(yn):
-            words_at = words_at or f"{where}: {_shorten(x)!r} → {_shorten(y)!r}"
-            continue
-        gap, u, v = max(((abs(u - v), u, v) for u, v in zip(xn, yn)), default=(0.0, 0.0, 0.0))
-        if largest is None or gap > largest:
+            if judged:
+                words_at = words_at or f"{where}: {_shorten(x)!r} → {_shorten(y)!r}"
+                continue
+            gap, u, v = math.inf, math.nan, math.nan
+        else:
+            gap, u, v = max(((abs(u - v), u, v) for u, v in zip(xn, yn)), default=(0.0, 0.0, 0.0))
+        top = largest[judged]
+        if top is None or gap > top[0]:
             shown = f"{x} → {y}" if max(len(x), len(y)) <= SHOWN else f"{u:g} → {v:g}"
-            largest, largest_at = gap, f"{where}: {shown}"
+            largest[judged] = gap, f"{where}: {shown}"
+    judged_top, unjudged_top = largest[True], largest[False]
+    gap = None if judged_top is None else judged_top[0]
     if words_at:
         status = WORDS
-    elif largest is not None and _beyond(largest, 0.0 if name in EXACT_TABLES else tolerance):
+    elif gap is not None and _beyond(gap, 0.0 if name in EXACT_TABLES else tolerance):
         status = BEYOND
     else:
         status = WITHIN
-    return FileComparison(name, status, largest, largest_at, words_at, rendering_of=rendering_of)
+    return FileComparison(
+        name,
+        status,
+        gap,
+        "" if judged_top is None else judged_top[1],
+        words_at,
+        rendering_of=rendering_of,
+        unjudged_largest=None if unjudged_top is None else unjudged_top[0],
+        unjudged_at="" if unjudged_top is None else unjudged_top[1],
+    )
 
 
 def findings_verdicts(path: Path) -> dict[str, str]:
