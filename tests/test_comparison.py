@@ -146,7 +146,10 @@ def test_the_learning_overview_is_shown_and_judged_by_what_it_reads(tmp_path):
     snapshot, results = tmp_path / "snapshot", tmp_path / "results"
     for folder, reason in ((snapshot, "patience"), (results, "ceiling")):
         write_run(folder)
-        (folder / "learning.tsv").write_text(f"variant\tscore\tlearned\tstop_reason\nsmalr_10\t40.1\tyes\t{reason}\n")
+        (folder / "learning.tsv").write_text(
+            "family\tdataset\tvariant\trun\tscore\tlearned\tstop_reason\n"
+            f"smalr\tm30k\tsmalr_10\t\t40.1\tyes\t{reason}\n"
+        )
     found = compare_runs({p.name: p for p in snapshot.iterdir()}, {p.name: p for p in results.iterdir()})
     learning = next(f for f in found.files if f.name == "learning.tsv")
     assert learning.status == WORDS and learning.same_result and found.same_result
@@ -216,3 +219,80 @@ def test_a_median_rank_row_is_shown_and_not_judged(tmp_path):
     found = compare_file("mlmme_table1.tsv", snapshot, results)
     assert found.status == WITHIN and found.largest == pytest.approx(1.6) and found.unjudged_largest == 8.0
     assert "not judged: largest |Δ| 8 (column en VSE, row Sentence to image / mrank: 9.0 → 17.0)" in found.describe()
+
+
+def write_provenance(path: Path, cpu: str = "AMD EPYC", features: str = "addf1d:6656128") -> None:
+    rows = [
+        ("environment", "cpu", cpu),
+        ("dataset", "m30k/captions.parquet", "a1:10"),
+        ("image_features", "m30k/image_features/efficientnet_lite0.npy", features),
+        ("models", "m30k/models/embn_en/model.pt", "b2:20"),
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows, columns=["stage", "item", "value"]).to_csv(path, sep="\t", index=False)
+
+
+LEARNING = (
+    "family\tdataset\tvariant\trun\tscore\tlearned\nembn\tm30k\tembn_en\t\t37.1\tyes\nmule\tm30k\tthr\t\t4.4\tno\n"
+)
+
+
+def other_inputs_run(tmp_path: Path, **changed) -> tuple[Path, Path]:
+    """A snapshot and a run whose image features differ in their last digits (another CPU)."""
+    snapshot = write_run(tmp_path / "snapshot")
+    results = write_run(tmp_path / "results", **changed)
+    write_provenance(snapshot / "provenance.tsv")
+    write_provenance(results / "provenance" / "run.tsv", cpu="Intel Xeon", features="9f0e11:6656128")
+    for folder in (snapshot, results):
+        (folder / "learning.tsv").write_text(LEARNING)
+    return snapshot, results
+
+
+def test_on_other_inputs_numbers_and_verdicts_are_shown_and_the_structure_held(tmp_path, capsys):
+    """Another CPU: MULE moved by 6.6 and a verdict flipped, which the snapshot's inputs would fail on."""
+    findings = {**FINDINGS, "verdict": ["within noise"] * 4}
+    snapshot, results = other_inputs_run(tmp_path, table2={**TABLE2, "En": [37.1, 15.0]}, findings=findings)
+    code = main(["check", "--results", str(results), "--snapshot", str(snapshot)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "inputs differ (environment differs: cpu (AMD EPYC vs Intel Xeon); first data stage that differs: " in out
+    assert "image_features (m30k/image_features/efficientnet_lite0.npy))" in out
+    assert "table2.tsv: beyond tolerance, largest |Δ| 6.6" in out and "liwe_languages (agrees → within noise)" in out
+    assert "learned: all 2 models the same" in out
+    assert out.splitlines()[-1].endswith("from other inputs")
+    found = compare_with_snapshot(results, snapshot)
+    assert found.passes and found.same_structure and not found.same_result
+
+
+def test_on_other_inputs_a_model_that_stopped_learning_fails(tmp_path, capsys):
+    snapshot, results = other_inputs_run(tmp_path)
+    (results / "learning.tsv").write_text(LEARNING.replace("37.1\tyes", "3.1\tno"))
+    code = main(["check", "--results", str(results), "--snapshot", str(snapshot)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "learned: 1 of 2 models changed (snapshot → run):\n    embn m30k embn_en (yes → no)" in captured.out
+    assert "differ: whether embn m30k embn_en learned" in captured.err
+
+
+def test_on_other_inputs_other_data_statistics_or_rows_fail(tmp_path):
+    snapshot, results = other_inputs_run(tmp_path, data_stats={**DATA_STATS, "types": [3148]})
+    found = compare_with_snapshot(results, snapshot)
+    assert not found.passes
+    assert found.failures() == ["data_stats.tsv: beyond tolerance, largest |Δ| 1 (column types, row m30k: 3147 → 3148)"]
+    snapshot, results = other_inputs_run(tmp_path, table2={k: v[:1] for k, v in TABLE2.items()})
+    found = compare_with_snapshot(results, snapshot)
+    assert not found.passes
+    assert found.failures() == ["table2.tsv: shape differs, 2 rows in the snapshot, 1 in the run"]
+
+
+def test_on_the_snapshot_s_inputs_a_model_that_stopped_learning_fails_too(tmp_path):
+    snapshot = write_run(tmp_path / "snapshot")
+    results = write_run(tmp_path / "results")
+    for folder, learning in ((snapshot, LEARNING), (results, LEARNING.replace("4.4\tno", "14.4\tyes"))):
+        write_provenance(folder / "provenance.tsv")
+        (folder / "learning.tsv").write_text(learning)
+    (results / "provenance").mkdir()
+    (results / "provenance.tsv").rename(results / "provenance" / "run.tsv")
+    found = compare_with_snapshot(results, snapshot)
+    assert found.inputs is None and not found.passes
+    assert found.failures() == ["learned changed: mule m30k thr (no → yes)"]

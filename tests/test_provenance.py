@@ -10,6 +10,7 @@ from polyvse.report.provenance import (
     environment_differences,
     first_difference,
     main,
+    other_training_inputs,
     provenance,
     read_provenance,
     stage_of,
@@ -143,3 +144,19 @@ def test_the_stage_of_a_file_is_its_path_s_so_older_records_compare_alike(tmp_pa
         write_record(tmp_path / "later.tsv", "AMD EPYC", {**RUN, ("tables", "table2.tsv"): "t2:10", **joint})
     )
     assert first_difference(newer, later) == ("joint", ["spoken/joint/joint/model.pt"])
+
+
+def test_the_trainings_inputs_differ_by_environment_or_by_a_stage_before_them(tmp_path):
+    """A trained model or a table that differs is a result, not an input; the image features are an input."""
+    a = read_provenance(write_record(tmp_path / "a.tsv", "AMD EPYC", RUN))
+    results_only = {**RUN, ("models", "m30k/models/embn_en/model.pt"): "m2:10", ("tables", "table2.tsv"): "t2:10"}
+    assert other_training_inputs(a, read_provenance(write_record(tmp_path / "b.tsv", "AMD EPYC", results_only))) is None
+    features = {**results_only, ("image_features", "m30k/image_features/efficientnet_lite0.npy"): "f2:10"}
+    b = read_provenance(write_record(tmp_path / "c.tsv", "AMD EPYC", features))
+    assert other_training_inputs(a, b) == (
+        "the same environment; first data stage that differs: image_features (m30k/image_features/efficientnet_lite0.npy)"
+    )
+    cpu = read_provenance(write_record(tmp_path / "d.tsv", "Intel(R) Xeon(R)", RUN))
+    assert other_training_inputs(a, cpu) == (
+        "environment differs: cpu (AMD EPYC vs Intel(R) Xeon(R)); every data stage agrees"
+    )

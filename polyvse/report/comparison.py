@@ -7,7 +7,10 @@ while the findings' verdicts, which weigh the gaps between rows against the seed
 table is *equal* (the same bytes, or the same words and numbers to :data:`RTOL`), *within tolerance* (the
 same words, every number within :data:`TOLERANCE` of the kept one) or not (a number beyond it, a word
 changed, another shape), and each comparison names its largest difference and where it is; the claims'
-verdicts of ``findings.tsv`` are compared on their own, exactly (:func:`verdict_changes`).
+verdicts of ``findings.tsv`` are compared on their own, exactly (:func:`verdict_changes`), and so is which
+models learned (``learning.tsv``, :func:`learned_verdicts`). That holds where the run's trainings read the
+snapshot's inputs; on another machine's inputs a run is held to what no path changes
+(:attr:`RunComparison.passes`).
 
 A Markdown table is written by the job that writes the TSV of its name, from the same numbers, with prose
 that follows them (a row at its epochs ceiling, the neighbouring pairs' verdicts): it is compared and shown, and
@@ -21,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -130,35 +133,82 @@ class VerdictChange:
     claim: str
     kept: str | None
     fresh: str | None
+    absent: str = "no such claim"
 
     def describe(self) -> str:
-        return f"{self.claim} ({self.kept or 'no such claim'} → {self.fresh or 'no such claim'})"
+        return f"{self.claim} ({self.kept or self.absent} → {self.fresh or self.absent})"
 
 
 @dataclass(frozen=True)
 class RunComparison:
-    """Every table of two runs and their findings' verdicts (``claims``: the claims compared)."""
+    """Every table of two runs, their findings' verdicts (``claims``: the claims compared) and which models
+    learned (``models``: the models compared, ``learned``: the ones whose verdict differs).
+
+    ``inputs`` is None where the run's trainings read the snapshot's inputs (every data stage before them
+    wrote the same bytes), else a line naming the first data stage that differs. On the same inputs the run
+    is held to the tolerance (:attr:`same_result`); on other inputs (another CPU's image features, another
+    espeak-ng's utterances) every training takes another path, and a model whose validation curve takes off
+    late, at an epoch that comes by chance, moves its row by more than any tolerance that would still catch a
+    broken stage (MLMME Table 1's β = 1: image-to-English R@5 42.0 on one path, 63.0 on the other). The run is
+    then held to what no path changes (:attr:`same_structure`): the same tables, rows and columns, the data
+    statistics to equality, and the same models learned; its numbers and verdicts are shown."""
 
     files: list[FileComparison]
     claims: int
     verdicts: list[VerdictChange]
+    models: int = 0
+    learned: list[VerdictChange] = field(default_factory=list)
+    inputs: str | None = None
 
     @property
     def same_result(self) -> bool:
-        """Every table equal or within the tolerance, and every verdict the same."""
-        return all(f.same_result for f in self.files) and not self.verdicts
+        """Every table equal or within the tolerance, every verdict and every model's learned the same."""
+        return all(f.same_result for f in self.files) and not self.verdicts and not self.learned
+
+    @property
+    def same_structure(self) -> bool:
+        """Every table in both runs with the same rows and columns, the data statistics (:data:`EXACT_TABLES`)
+        equal, and every model's learned the same: what a run on other inputs is held to."""
+        return not self.structure_failures() and not self.learned
+
+    @property
+    def passes(self) -> bool:
+        """:attr:`same_result` on the snapshot's inputs, :attr:`same_structure` on others."""
+        return self.same_result if self.inputs is None else self.same_structure
+
+    def structure_failures(self) -> list[FileComparison]:
+        """The files that keep the run from :attr:`same_structure`."""
+        return [
+            f
+            for f in self.files
+            if f.status in (ONLY_KEPT, ONLY_FRESH)
+            or (f.status == SHAPE and f.rendering_of is None)
+            or (f.name in EXACT_TABLES and f.status != EQUAL)
+        ]
 
     def failures(self) -> list[str]:
-        """What keeps the two runs from being the same result, one line each."""
-        lines = [f.describe() for f in self.files if not f.same_result]
-        if self.verdicts:
-            lines.append("verdicts changed: " + "; ".join(v.describe() for v in self.verdicts))
+        """What keeps the run from passing (:attr:`passes`), one line each."""
+        if self.inputs is None:
+            lines = [f.describe() for f in self.files if not f.same_result]
+            if self.verdicts:
+                lines.append("verdicts changed: " + "; ".join(v.describe() for v in self.verdicts))
+        else:
+            lines = [f.describe() for f in self.structure_failures()]
+        if self.learned:
+            lines.append("learned changed: " + "; ".join(v.describe() for v in self.learned))
         return lines
 
     def report(self) -> list[str]:
-        """Every file's comparison, the equal ones on one line, then the verdicts."""
+        """The inputs, every file's comparison (the equal ones on one line), the verdicts and the learned."""
+        if self.inputs is None:
+            lines = ["inputs: the snapshot's (numbers held to the tolerance, verdicts the same)"]
+        else:
+            lines = [
+                f"inputs differ ({self.inputs}): held to the same tables, rows and columns, the data statistics "
+                "and the same models learned; numbers and verdicts shown"
+            ]
         equal = [f.name for f in self.files if f.status == EQUAL]
-        lines = [f"equal: {', '.join(equal)}"] if equal else []
+        lines += [f"equal: {', '.join(equal)}"] if equal else []
         lines += [f.describe() for f in self.files if f.status != EQUAL]
         if self.verdicts:
             lines.append(f"verdicts: {len(self.verdicts)} of {self.claims} changed (snapshot → run):")
@@ -167,6 +217,11 @@ class RunComparison:
             lines.append(f"verdicts: all {self.claims} the same")
         else:
             lines.append("verdicts: no findings to compare")
+        if self.learned:
+            lines.append(f"learned: {len(self.learned)} of {self.models} models changed (snapshot → run):")
+            lines += [f"  {v.describe()}" for v in self.learned]
+        elif self.models:
+            lines.append(f"learned: all {self.models} models the same")
         return lines
 
 
@@ -307,10 +362,26 @@ def findings_verdicts(path: Path) -> dict[str, str]:
     return dict(zip(first["claim"], first["verdict"]))
 
 
-def verdict_changes(kept: Mapping[str, str], fresh: Mapping[str, str]) -> list[VerdictChange]:
+def verdict_changes(
+    kept: Mapping[str, str], fresh: Mapping[str, str], absent: str = "no such claim"
+) -> list[VerdictChange]:
     """The claims whose verdict differs, or that one of the two lacks, in the snapshot's order."""
     claims = [*kept, *(c for c in fresh if c not in kept)]
-    return [VerdictChange(c, kept.get(c), fresh.get(c)) for c in claims if kept.get(c) != fresh.get(c)]
+    return [VerdictChange(c, kept.get(c), fresh.get(c), absent) for c in claims if kept.get(c) != fresh.get(c)]
+
+
+LEARNING_KEYS = ("family", "dataset", "variant", "run")  # a trained model's row in the learning overview
+
+
+def learned_verdicts(path: Path) -> dict[str, str]:
+    """Each trained model's ``learned`` (yes / no) in a learning overview (:mod:`polyvse.report.learning`),
+    by its family, dataset, variant and run."""
+    table = _read_table(path)
+    missing = {*LEARNING_KEYS, "learned"} - set(table.columns)
+    if missing:
+        raise InputError(path, f"learning overview without column(s) {sorted(missing)}")
+    names = [" ".join(v for v in values if v) for values in table[list(LEARNING_KEYS)].itertuples(index=False)]
+    return dict(zip(names, table["learned"]))
 
 
 def compare_runs(
@@ -318,8 +389,12 @@ def compare_runs(
     fresh: Mapping[str, Path],
     tolerance: float = TOLERANCE,
     findings: str = "findings.tsv",
+    learning: str = "learning.tsv",
+    inputs: str | None = None,
 ) -> RunComparison:
-    """The files of two runs by name (the snapshot's, the run's), and the verdicts of their ``findings``."""
+    """The files of two runs by name (the snapshot's, the run's), the verdicts of their ``findings``, which
+    models learned by their ``learning`` overview; ``inputs``: None where the run read the snapshot's inputs,
+    else what differs (:class:`RunComparison`)."""
     files = []
     for name in sorted(set(kept) | set(fresh)):
         if name not in fresh:
@@ -334,4 +409,15 @@ def compare_runs(
         side: findings_verdicts(paths[findings]) if findings in paths else {}
         for side, paths in (("kept", kept), ("fresh", fresh))
     }
-    return RunComparison(files, len(verdicts["kept"]), verdict_changes(verdicts["kept"], verdicts["fresh"]))
+    learned: dict[str, dict[str, str]] = {
+        side: learned_verdicts(paths[learning]) if learning in paths else {}
+        for side, paths in (("kept", kept), ("fresh", fresh))
+    }
+    return RunComparison(
+        files,
+        len(verdicts["kept"]),
+        verdict_changes(verdicts["kept"], verdicts["fresh"]),
+        len(learned["kept"]),
+        verdict_changes(learned["kept"], learned["fresh"], "no such model"),
+        inputs,
+    )

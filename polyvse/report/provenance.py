@@ -220,6 +220,19 @@ def first_difference(a: pd.DataFrame, b: pd.DataFrame) -> tuple[str, list[str]] 
     return stage, [item for s, item in differing if s == stage]
 
 
+TRAININGS = "pretrain"  # the first stage of STAGES that trains: the stages before it are the trainings' inputs
+
+
+def other_training_inputs(a: pd.DataFrame, b: pd.DataFrame) -> str | None:
+    """None where ``b``'s trainings read what ``a``'s did: the same environment, and every data stage before
+    :data:`TRAININGS` the same files; else :func:`describe`'s line. Another environment counts even where
+    those stages agree: another CPU's kernels round a training's own sums otherwise."""
+    data = first_difference(a, b)
+    if environment_differences(a, b) or (data is not None and _order(data[0]) < _order(TRAININGS)):
+        return describe(a, b)
+    return None
+
+
 def describe(a: pd.DataFrame, b: pd.DataFrame, shown: int = 5) -> str | None:
     """One line naming what the environment changed and the first data stage that differs, or None
     where the two records agree."""

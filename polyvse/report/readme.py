@@ -52,6 +52,7 @@ from polyvse.report.benchmarks import (
 )
 from polyvse.report.comparison import EQUAL, TOLERANCE, RunComparison, compare_runs, same_file
 from polyvse.report.gpu_runs import GpuRunError, gpu_runs_block, keep_run
+from polyvse.report.provenance import other_training_inputs, read_provenance
 
 
 BLOCK = re.compile(r"<!-- results:(?P<name>[\w.-]+):start -->\n(?P<body>.*?)<!-- results:(?P=name):end -->", re.S)
@@ -448,11 +449,21 @@ def _compared_files(results: Path, snapshot: Path) -> tuple[dict[str, Path], dic
     return kept, fresh | pretraining_usage_files(results)
 
 
+def training_inputs(results: Path, snapshot: Path) -> str | None:
+    """None where the run of ``results`` trained on the snapshot's inputs (or either lacks its provenance
+    record, written last), else what differs (:func:`polyvse.report.provenance.other_training_inputs`)."""
+    run, kept = results / "provenance" / "run.tsv", snapshot / PROVENANCE_FILE
+    if not (run.is_file() and kept.is_file()):
+        return None
+    return other_training_inputs(read_provenance(kept), read_provenance(run))
+
+
 def compare_with_snapshot(results: Path, snapshot: Path, tolerance: float = TOLERANCE) -> RunComparison:
-    """The tables of ``results`` against ``snapshot``'s, each equal, within ``tolerance`` or not, and the
-    findings' verdicts (:func:`polyvse.report.comparison.compare_runs`)."""
+    """The tables of ``results`` against ``snapshot``'s, each equal, within ``tolerance`` or not, the
+    findings' verdicts and which models learned, on the snapshot's inputs or others
+    (:func:`polyvse.report.comparison.compare_runs`)."""
     kept, fresh = _compared_files(results, snapshot)
-    return compare_runs(kept, fresh, tolerance)
+    return compare_runs(kept, fresh, tolerance, inputs=training_inputs(results, snapshot))
 
 
 def differing_files(results: Path, snapshot: Path) -> list[str]:
@@ -467,20 +478,27 @@ def differing_files(results: Path, snapshot: Path) -> list[str]:
 
 
 def check(results: Path, snapshot: Path, tolerance: float = TOLERANCE) -> int:
-    """Print how the tables of ``results`` compare with ``snapshot``'s; 0 where they are the same result
-    (every table equal or within ``tolerance``, every verdict the same), 1 otherwise."""
+    """Print how the tables of ``results`` compare with ``snapshot``'s; 0 where the run passes (on the
+    snapshot's inputs: every table equal or within ``tolerance``, every verdict and learned the same; on
+    others: the same tables, data statistics and learned), 1 otherwise."""
     found = compare_with_snapshot(results, snapshot, tolerance)
     print(
         f"{results} against {snapshot} (snapshot → run; numbers within {tolerance:g} points count as the same result):"
     )
     for line in found.report():
         print(f"  {line}")
-    if not found.same_result:
-        what = [f"{f.name} ({f.status})" for f in found.files if not f.same_result]
-        what += [f"the verdict of {v.claim}" for v in found.verdicts]
+    if not found.passes:
+        failing = found.files if found.inputs is None else found.structure_failures()
+        what = [f"{f.name} ({f.status})" for f in failing if found.inputs is not None or not f.same_result]
+        what += [f"the verdict of {v.claim}" for v in (found.verdicts if found.inputs is None else [])]
+        what += [f"whether {v.claim} learned" for v in found.learned]
         print(f"{results} and {snapshot} differ: {', '.join(what)}", file=sys.stderr)
         return 1
-    exact = all(f.status == EQUAL for f in found.files)
+    if found.inputs is not None:
+        held = "the same tables, data statistics and learned models"
+        print(f"{results} has {held} as {snapshot}, from other inputs")
+        return 0
+    exact = all(f.status == EQUAL for f in found.files) and not found.learned
     print(f"{results} equals {snapshot}" if exact else f"{results} equals {snapshot} within {tolerance:g}")
     return 0
 
