@@ -17,6 +17,7 @@ from polyvse.report.readme import (
     queries_block,
     read_blocks,
     readme_blocks,
+    run_summary,
     speech_summary,
     take_snapshot,
 )
@@ -142,7 +143,7 @@ def test_snapshot_and_check_find_a_changed_table(tmp_path):
     runs.write_text("started\tfinished\twall_s\tcommit\thost\na\tb\t10\tc\td\na\tb\t1500\tabc\tx86_64, 2 CPUs\n")
     take_snapshot(results, runs, snap)
     assert sorted(p.name for p in snap.iterdir()) == ["run.tsv", "table2.md", "table2.tsv"]
-    assert pd.read_csv(snap / "run.tsv", sep="\t")["wall_s"].tolist() == [1500]
+    assert pd.read_csv(snap / "run.tsv", sep="\t")["wall_s"].tolist() == [10, 1500]  # one run, two invocations
     assert main(["check", "--results", str(results), "--snapshot", str(snap)]) == 0
     (results / "table2.tsv").write_text("model\tHA\nX\t1.1\n")  # not equal, but within the tolerance
     assert differing_files(results, snap) == ["table2.tsv"]
@@ -357,3 +358,22 @@ def test_scale_snapshot_without_a_finished_run_fails_naming_the_file(tmp_path, c
     assert main(["scale-snapshot", "--workdir", str(work), "--snapshot", str(tmp_path / "snap")]) == 2
     assert "runs.tsv: no finished run recorded" in capsys.readouterr().err
     assert not (tmp_path / "snap").exists()
+
+
+def test_the_run_line_times_every_invocation_of_a_resumed_run(tmp_path):
+    header = "started\tfinished\twall_s\tcommit\thost\n"
+    (tmp_path / "run.tsv").write_text(header + "2026-11-29 01:00:00\t2026-11-29 01:25:00\t1500\tabc\tx86_64, 2 CPUs\n")
+    assert run_summary(tmp_path) == (
+        "Run finished 2026-11-29 01:25:00 (UTC) from commit `abc`; its last invocation of `snakemake` took 0:25:00 "
+        "(h:mm:ss) on x86_64, 2 CPUs."
+    )
+    (tmp_path / "run.tsv").write_text(
+        header
+        + "2026-11-28 22:00:00\t2026-11-28 23:00:00\t3600\tabc\tx86_64, 2 CPUs\n"
+        + "2026-11-29 01:00:00\t2026-11-29 01:25:00\t1500\tdef\tx86_64, 2 CPUs\n"
+    )
+    assert run_summary(tmp_path) == (
+        "Run finished 2026-11-29 01:25:00 (UTC) from commits `abc`, `def` on x86_64, 2 CPUs: 2 invocations of "
+        "`snakemake` (a stopped run resumes), the first started 2026-11-28 22:00:00, 1:25:00 (h:mm:ss) of their "
+        "wall time in all."
+    )

@@ -110,21 +110,34 @@ def _hms(seconds: int) -> str:
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
-def last_run(snapshot: Path) -> pd.Series:
-    """The snapshot's run record (``run.tsv``: started, finished, wall_s, commit, host)."""
+def invocations(snapshot: Path) -> pd.DataFrame:
+    """The snapshot's run record (``run.tsv``: one row an invocation of ``snakemake``, with started, finished,
+    wall_s, commit, host)."""
     _read(snapshot, RUN_FILE)
-    run = pd.read_csv(snapshot / RUN_FILE, sep="\t")
-    if run.empty:
+    runs = pd.read_csv(snapshot / RUN_FILE, sep="\t")
+    if runs.empty:
         raise ReadmeError(f"{snapshot / RUN_FILE}: no run recorded")
-    return run.iloc[-1]
+    return runs
+
+
+def _commits(runs: pd.DataFrame) -> str:
+    commits = list(dict.fromkeys(runs["commit"]))
+    return f"commit{'s' if len(commits) > 1 else ''} {', '.join(f'`{c}`' for c in commits)}"
 
 
 def run_summary(snapshot: Path) -> str:
-    """One sentence on when the snapshot's run finished and how long it took."""
-    r = last_run(snapshot)
+    """One sentence on when the snapshot's run finished and how long its invocations took."""
+    runs = invocations(snapshot)
+    r = runs.iloc[-1]
+    if len(runs) == 1:
+        return (
+            f"Run finished {r['finished']} (UTC) from commit `{r['commit']}`; its last invocation of "
+            f"`snakemake` took {_hms(int(r['wall_s']))} (h:mm:ss) on {r['host']}."
+        )
     return (
-        f"Run finished {r['finished']} (UTC) from commit `{r['commit']}`; its last invocation of "
-        f"`snakemake` took {_hms(int(r['wall_s']))} (h:mm:ss) on {r['host']}."
+        f"Run finished {r['finished']} (UTC) from {_commits(runs)} on {r['host']}: {len(runs)} invocations of "
+        f"`snakemake` (a stopped run resumes), the first started {runs['started'].iloc[0]}, "
+        f"{_hms(int(runs['wall_s'].sum()))} (h:mm:ss) of their wall time in all."
     )
 
 
@@ -250,14 +263,9 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
 
 def scale_run_summary(snapshot: Path) -> str:
     """One sentence on the scale run's invocations: commits, first start, last end, their wall time."""
-    _read(snapshot, RUN_FILE)
-    runs = pd.read_csv(snapshot / RUN_FILE, sep="\t")
-    if runs.empty:
-        raise ReadmeError(f"{snapshot / RUN_FILE}: no run recorded")
-    commits = list(dict.fromkeys(runs["commit"]))
+    runs = invocations(snapshot)
     return (
-        f"The scale run: {len(runs)} invocation{'s' if len(runs) > 1 else ''} of `snakemake` from commit"
-        f"{'s' if len(commits) > 1 else ''} {', '.join(f'`{c}`' for c in commits)}, "
+        f"The scale run: {len(runs)} invocation{'s' if len(runs) > 1 else ''} of `snakemake` from {_commits(runs)}, "
         f"started {runs['started'].iloc[0]} and finished {runs['finished'].iloc[-1]} (UTC), "
         f"{_hms(int(runs['wall_s'].sum()))} (h:mm:ss) of wall time in all, on {runs['host'].iloc[-1]}."
     )
@@ -416,7 +424,8 @@ def snapshot_figures(results: Path) -> list[Path]:
 def take_snapshot(results: Path, runs: Path, snapshot: Path) -> list[Path]:
     """Replace ``snapshot`` with the tables of ``results``, its pretrainings' usage of their latent tokens
     (:func:`pretraining_usage_files`), its figures of :data:`FIGURE_DIRS` (in folders of the same names) and
-    the last row of ``runs``; returns the files copied."""
+    every row of ``runs`` (the invocations of ``snakemake`` in the run's directory: a run resumed over several
+    is one run); returns the files copied."""
     files = snapshot_files(results)
     if not files:
         raise ReadmeError(f"{results}: no tables (run `snakemake --cores all` first)")
@@ -434,7 +443,7 @@ def take_snapshot(results: Path, runs: Path, snapshot: Path) -> list[Path]:
     for f in figures:
         (snapshot / f.parent.name).mkdir(exist_ok=True)
         shutil.copyfile(f, snapshot / f.parent.name / f.name)
-    pd.read_csv(runs, sep="\t").tail(1).to_csv(snapshot / RUN_FILE, sep="\t", index=False)
+    pd.read_csv(runs, sep="\t").to_csv(snapshot / RUN_FILE, sep="\t", index=False)
     provenance = results / "provenance" / "run.tsv"
     if provenance.is_file():
         shutil.copyfile(provenance, snapshot / PROVENANCE_FILE)
