@@ -186,14 +186,19 @@ class RunComparison:
             or (f.name in EXACT_TABLES and f.status != EQUAL)
         ]
 
+    def failing(self) -> tuple[list[FileComparison], list[VerdictChange]]:
+        """The files and the verdicts that keep the run from passing (:attr:`passes`); the verdicts do not
+        count on other inputs."""
+        if self.inputs is None:
+            return [f for f in self.files if not f.same_result], self.verdicts
+        return self.structure_failures(), []
+
     def failures(self) -> list[str]:
         """What keeps the run from passing (:attr:`passes`), one line each."""
-        if self.inputs is None:
-            lines = [f.describe() for f in self.files if not f.same_result]
-            if self.verdicts:
-                lines.append("verdicts changed: " + "; ".join(v.describe() for v in self.verdicts))
-        else:
-            lines = [f.describe() for f in self.structure_failures()]
+        files, verdicts = self.failing()
+        lines = [f.describe() for f in files]
+        if verdicts:
+            lines.append("verdicts changed: " + "; ".join(v.describe() for v in verdicts))
         if self.learned:
             lines.append("learned changed: " + "; ".join(v.describe() for v in self.learned))
         return lines

@@ -497,9 +497,9 @@ def check(results: Path, snapshot: Path, tolerance: float = TOLERANCE) -> int:
     for line in found.report():
         print(f"  {line}")
     if not found.passes:
-        failing = found.files if found.inputs is None else found.structure_failures()
-        what = [f"{f.name} ({f.status})" for f in failing if found.inputs is not None or not f.same_result]
-        what += [f"the verdict of {v.claim}" for v in (found.verdicts if found.inputs is None else [])]
+        files, verdicts = found.failing()
+        what = [f"{f.name} ({f.status})" for f in files]
+        what += [f"the verdict of {v.claim}" for v in verdicts]
         what += [f"whether {v.claim} learned" for v in found.learned]
         print(f"{results} and {snapshot} differ: {', '.join(what)}", file=sys.stderr)
         return 1
