@@ -4,7 +4,7 @@
 # python3 holds torch, numpy, pandas and pytest (optionally .whl/ with the wheels it lacks):
 #   bash bench/cuda_session.sh [STEP ...]   # every step, or the named ones; logs to $OUT (default bench/out)
 # then, here: python -m polyvse.report.readme gpu-keep --out <the files> --commit <rev>  (-> docs/gpu_runs/)
-#             python -m polyvse.report.readme write                                   (-> the README's table)
+#             python -m polyvse.report.readme write                                   (-> docs/benchmarks.md's table)
 # The device machine returns at most 8 files: device.txt, session.txt and six steps' logs a call
 # (session.txt holds each step's result line too).
 # Steps: a whole SMALR epoch of the scale config's sizes through the training's loop (float32 and

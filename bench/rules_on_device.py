@@ -1,4 +1,4 @@
-"""After bench/cuda_rules.sh: one line a training job that Snakemake ran here, for the README's GPU table.
+"""After bench/cuda_rules.sh: one line a training job that Snakemake ran here, for the GPU table of docs/benchmarks.md.
 
     python bench/rules_on_device.py --cpu docs/default_run/benchmarks.tsv train train_seeds ...
 

@@ -47,8 +47,7 @@ def startup_seconds() -> float:
     kernel's boot clock, to 10 ms). Not ``time.time() - psutil.Process().create_time()``: psutil
     adds the start time to the boot time of ``/proc/stat``, which is rounded down to the second,
     so every process looked up to a second older than it is, by the same amount on one boot
-    (0.95 s on the machine of the README's runs until 2026-11-27: 220 of the 452 start-up seconds
-    of the 24d509e default run)."""
+    (0.95 s on one machine: half of the start-up seconds a default run's logs summed)."""
     try:
         with open("/proc/uptime", encoding="ascii") as f:
             uptime = float(f.read().split()[0])

@@ -600,7 +600,7 @@ def _elapsed():
 
 
 def _record_run():
-    """Append this invocation to logs/runs.tsv (the README's run time comes from it)."""
+    """Append this invocation to logs/runs.tsv (the run time of the README and docs/results.md comes from it)."""
     import os
     import platform
     import subprocess

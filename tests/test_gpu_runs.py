@@ -1,4 +1,4 @@
-"""The README's GPU table is read from kept bench/cuda_session.sh logs (polyvse.report.gpu_runs)."""
+"""The GPU table of docs/benchmarks.md is read from kept bench/cuda_session.sh logs (polyvse.report.gpu_runs)."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""The README's numbers are written from a run's results (polyvse.report.readme)."""
+"""The numbers of the README and its result pages are written from a run's results (polyvse.report.readme)."""
 
 from pathlib import Path
 
@@ -13,10 +13,13 @@ from polyvse.report.readme import (
     learning_block,
     differing_files,
     fill_blocks,
+    fill_pages,
     main,
+    page_blocks,
     queries_block,
     read_blocks,
     readme_blocks,
+    relative_links,
     run_summary,
     speech_summary,
     take_snapshot,
@@ -27,16 +30,39 @@ SNAPSHOT = REPO / "docs" / "default_run"
 MIN_EFFECTIVE_TOKENS = 32.0  # above the collapsed run's best language (22.1), below the cosine scorer's worst
 
 
-def test_readme_result_blocks_are_the_snapshots():
-    """Fails when a README number was edited by hand or the snapshot changed without `write`."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_result_blocks_of_the_readme_and_its_pages_are_the_snapshots():
+    """Fails when a number of the README or of a result page was edited by hand, or the snapshot changed
+    without `write`."""
     expected = readme_blocks(SNAPSHOT)
-    found = read_blocks(readme)
-    assert set(found) == set(expected)
-    for name, body in expected.items():
-        assert found[name] == body.rstrip("\n") + "\n", (
-            f"README block {name!r} differs from {SNAPSHOT}: run `python -m polyvse.report.readme write`"
-        )
+    shown = page_blocks(REPO, expected)
+    assert set().union(*shown.values()) == set(expected)
+    for page, blocks in shown.items():
+        found = read_blocks((REPO / page).read_text(encoding="utf-8"))
+        assert set(found) == set(blocks), f"{page}: a block with no generated content"
+        for name, body in blocks.items():
+            assert found[name] == body, (
+                f"{page}: block {name!r} differs from {SNAPSHOT}: run `python -m polyvse.report.readme write`"
+            )
+
+
+def test_fill_pages_shows_a_block_on_several_pages_with_links_from_each():
+    block = "see [`docs/default_run/x.md`](docs/default_run/x.md) and [the web](https://example.org/a)"
+    pages = {
+        "README.md": "<!-- results:a:start -->\n<!-- results:a:end -->\n",
+        "docs/results.md": "top\n<!-- results:a:start -->\nold\n<!-- results:a:end -->\n",
+    }
+    out = fill_pages(pages, {"a": block})
+    assert read_blocks(out["README.md"]) == {"a": block + "\n"}
+    assert read_blocks(out["docs/results.md"]) == {
+        "a": "see [`docs/default_run/x.md`](default_run/x.md) and [the web](https://example.org/a)\n"
+    }
+    assert relative_links("[t](docs/a.md#h) [u](#here) [v](README.md)", "docs/results.md") == (
+        "[t](a.md#h) [u](#here) [v](../README.md)"
+    )
+    with pytest.raises(ReadmeError, match="no generated content: a"):
+        fill_pages(pages, {})
+    with pytest.raises(ReadmeError, match="no marker on any of README.md, docs/results.md: b"):
+        fill_pages(pages, {"a": "x", "b": "y"})
 
 
 def test_snapshot_equals_results_of_a_default_run_when_one_is_here():

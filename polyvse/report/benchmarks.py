@@ -3,7 +3,7 @@
 Every rule that does work writes ``benchmarks/{rule}/{wildcards...}.tsv`` (Snakemake's
 ``benchmark:`` directive: wall seconds, peak RSS in MB, CPU seconds of the job's
 processes). :func:`gather_benchmarks` reads them into one table, one row a job;
-:func:`benchmark_summary` sums them per rule, the table the README shows. Timings are
+:func:`benchmark_summary` sums them per rule, the table docs/benchmarks.md shows. Timings are
 measurements of one machine on one day, not results: the provenance record does not
 hash them (:data:`polyvse.report.provenance.SKIPPED_FILES`).
 

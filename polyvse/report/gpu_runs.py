@@ -1,9 +1,9 @@
-"""The README's GPU figures, read from the logs of ``bench/cuda_session.sh`` runs.
+"""The GPU figures of docs/benchmarks.md, read from the logs of ``bench/cuda_session.sh`` runs.
 
 Each run is kept in ``docs/gpu_runs/<date>_<commit>/`` as the script left it: ``session.txt`` (its
 standard output: which steps ran, each one's exit status), ``device.txt`` (card, driver, torch) and
-one ``<step>.log`` a step. :func:`gpu_runs_block` turns them into the README's table, so a GPU number
-in the README is a line of a kept log, never typed; a step that ran out of its time limit is said so.
+one ``<step>.log`` a step. :func:`gpu_runs_block` turns them into that page's table, so a GPU number
+there is a line of a kept log, never typed; a step that ran out of its time limit is said so.
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def _describe(step: str, rc: int, limit: str, log: str, run: Path) -> tuple[str,
 
 
 def gpu_runs_block(runs_dir: Path) -> str:
-    """The README table of every kept run under ``runs_dir`` (oldest first)."""
+    """The table of every kept run under ``runs_dir`` (oldest first)."""
     runs = [p for p in runs_dir.iterdir() if p.is_dir()] if runs_dir.is_dir() else []
     # in the order they ran: session.txt starts with the run's UTC time
     runs.sort(key=lambda p: (p / "session.txt").read_text(encoding="utf-8").split("\n", 1)[0])
@@ -192,5 +192,5 @@ def keep_run(out: Path, runs_dir: Path, date: str, commit: str) -> Path:
     for f in sorted(out.iterdir()):
         if f.suffix in (".txt", ".log"):
             shutil.copyfile(f, target / f.name)
-    step_results(target)  # fails now, not at the next README write, on a run it cannot read
+    step_results(target)  # fails now, not at the next `write`, on a run it cannot read
     return target

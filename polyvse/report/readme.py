@@ -1,11 +1,12 @@
-"""The README's numbers, written from a run's results and nothing else.
+"""The numbers of the README and its result pages, written from a run's results and nothing else.
 
 A default run's tables are kept in the repository as a *snapshot*
 (``docs/default_run/``: every top-level ``results/*.tsv`` / ``*.md`` and the run's
-time from ``logs/runs.tsv``). The README's result blocks are a pure function of
+time from ``logs/runs.tsv``). The result blocks of the pages in :data:`PAGES` (the README's headline,
+``docs/results.md``'s tables and findings, ``docs/benchmarks.md``'s times) are a pure function of
 that snapshot: each sits between ``<!-- results:NAME:start -->`` and
-``<!-- results:NAME:end -->`` and is rewritten by :func:`fill_blocks`; a test
-fails when the README and the snapshot disagree, and ``check`` fails when a fresh
+``<!-- results:NAME:end -->`` and is rewritten by :func:`fill_pages`; a test
+fails when a page and the snapshot disagree, and ``check`` fails when a fresh
 run's ``results/`` is not the snapshot's result: a table beyond the tolerance a run on
 another CPU needs, or a finding's verdict changed (:mod:`polyvse.report.comparison`).
 
@@ -17,7 +18,7 @@ jobs' benchmarks, the pretraining's usage of the latent tokens and the data stat
 Usage, after ``snakemake --cores all`` on the default config::
 
     python -m polyvse.report.readme snapshot   # results/ (tables, learning/ curves) + logs/runs.tsv -> docs/default_run/
-    python -m polyvse.report.readme write      # docs/default_run/ + docs/scale_run/ -> README.md blocks
+    python -m polyvse.report.readme write      # docs/default_run/ + docs/scale_run/ -> the PAGES' blocks
     python -m polyvse.report.readme check      # does results/ equal docs/default_run/ (within the tolerance)?
 
 and in the working directory of a scale run::
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import posixpath
 import re
 import shutil
 import sys
@@ -42,7 +44,7 @@ from pathlib import Path
 import pandas as pd
 
 from polyvse.errors import InputError
-from polyvse.io import temporary_sibling
+from polyvse.io import temporary_sibling, write_text
 from polyvse.report.benchmarks import (
     benchmark_summary,
     cpu_by_rule,
@@ -56,6 +58,11 @@ from polyvse.report.provenance import other_training_inputs, read_provenance
 
 
 BLOCK = re.compile(r"<!-- results:(?P<name>[\w.-]+):start -->\n(?P<body>.*?)<!-- results:(?P=name):end -->", re.S)
+# the pages `write` fills, relative to the repository root: the README keeps a run's headline (its time, which
+# models learned, what a first query finds); the tables and findings, and the times, have pages of their own
+PAGES: tuple[str, ...] = ("README.md", "docs/results.md", "docs/benchmarks.md")
+# a Markdown link's target that is a path in the repository (not a URL, an anchor of the same page or absolute)
+LINK = re.compile(r"\]\((?P<target>(?![a-z][a-z0-9+.-]*:|#|/)[^)\s]+)\)")
 SNAPSHOT_PATTERNS: tuple[str, ...] = ("*.tsv", "*.md")
 RUN_FILE = "run.tsv"
 # what the snapshot's run depended on and the hash of each result file (results/provenance/run.tsv): kept so that
@@ -91,6 +98,44 @@ def fill_blocks(readme: str, blocks: Mapping[str, str]) -> str:
         return f"<!-- results:{m.group('name')}:start -->\n{text}<!-- results:{m.group('name')}:end -->"
 
     return BLOCK.sub(body, readme)
+
+
+def relative_links(text: str, page: str) -> str:
+    """``text``, whose link targets are paths from the repository root, with each target written from the
+    folder of ``page`` (a path from the root): the blocks are generated once and shown on several pages."""
+    folder = posixpath.dirname(page) or "."
+    return LINK.sub(lambda m: f"]({posixpath.relpath(m.group('target'), folder)})", text)
+
+
+def fill_pages(pages: Mapping[str, str], blocks: Mapping[str, str]) -> dict[str, str]:
+    """Each of ``pages`` (its path from the repository root → its text) with the body of every marked block
+    replaced by ``blocks[name]``, its links written from the page's folder (:func:`relative_links`).
+
+    A block may be shown on several pages. Every marked block must have content and every content a block on
+    some page: a page that lost a marker, or a generator that lost a block, fails loudly.
+    """
+    found = {m.group("name") for text in pages.values() for m in BLOCK.finditer(text)}
+    missing = sorted(found - set(blocks))
+    unused = sorted(set(blocks) - found)
+    if missing:
+        raise ReadmeError(f"blocks with no generated content: {', '.join(missing)}")
+    if unused:
+        raise ReadmeError(f"generated blocks with no marker on any of {', '.join(pages)}: {', '.join(unused)}")
+    filled = {}
+    for page, text in pages.items():
+        here = {m.group("name") for m in BLOCK.finditer(text)}
+        filled[page] = fill_blocks(text, {n: relative_links(blocks[n], page) for n in here})
+    return filled
+
+
+def page_blocks(root: Path, blocks: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """What each of :data:`PAGES` under ``root`` shows in its blocks, by page and block name: ``blocks`` with
+    their links written from the page's folder (what :func:`fill_pages` writes there)."""
+    shown = {}
+    for page in PAGES:
+        names = read_blocks((root / page).read_text(encoding="utf-8"))
+        shown[page] = {n: relative_links(blocks[n], page).rstrip("\n") + "\n" for n in names if n in blocks}
+    return shown
 
 
 def read_blocks(readme: str) -> dict[str, str]:
@@ -520,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--snapshot", type=Path, default=None, help="default: docs/default_run (scale-snapshot: docs/scale_run)"
     )
-    parser.add_argument("--readme", type=Path, default=Path("README.md"))
+    parser.add_argument("--root", type=Path, default=Path("."), help="write: the repository whose PAGES to fill")
     parser.add_argument("--workdir", type=Path, default=Path("."), help="scale-snapshot: the scale run's directory")
     parser.add_argument("--out", type=Path, help="gpu-keep: the files a bench/cuda_session.sh run left in $OUT")
     parser.add_argument("--commit", help="gpu-keep: the commit the run's working tree was")
@@ -547,12 +592,13 @@ def main(argv: list[str] | None = None) -> int:
             files = take_snapshot(args.results, args.runs, args.snapshot)
             print(f"{len(files)} tables and figures copied to {args.snapshot}")
         elif args.command == "write":
-            readme = args.readme.read_text(encoding="utf-8")
-            args.readme.write_text(fill_blocks(readme, readme_blocks(args.snapshot)), encoding="utf-8")
-            print(f"{args.readme}: result blocks rewritten from {args.snapshot}")
+            pages = {page: (args.root / page).read_text(encoding="utf-8") for page in PAGES}
+            for page, text in fill_pages(pages, readme_blocks(args.snapshot)).items():
+                write_text(text, args.root / page)
+            print(f"{', '.join(PAGES)}: result blocks rewritten from {args.snapshot}")
         else:
             return check(args.results, args.snapshot, args.tolerance)
-    except (ReadmeError, GpuRunError, InputError) as e:
+    except (ReadmeError, GpuRunError, InputError, OSError) as e:
         print(f"polyvse: {e}", file=sys.stderr)
         return 2
     return 0
