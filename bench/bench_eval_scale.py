@@ -6,7 +6,7 @@ embeddings (random: the cost does not depend on the values), scored and ranked a
 ``(S, N)`` float32 score matrix, ranks blockwise (``polyvse.evaluate.retrieval``).
 Run: .venv/bin/python bench/bench_eval_scale.py [--images 5000] [--langs 10] [--threads 2]
 
-Target (issue "the papers' scale"): under 3 GB peak resident memory on 2 CPU cores.
+Target: under 3 GB peak resident memory on 2 CPU cores.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Corpora timed, with 1 and 2 threads:
   word subsampling, the synthetic corpora's ~50-word vocabulary makes most
   tokens skipped, so they understate the cost).
 
-Target (issue 4): under a minute per language on 2 cores.
+Target: under a minute per language on 2 cores.
 """
 
 from __future__ import annotations

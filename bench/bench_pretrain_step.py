@@ -9,7 +9,7 @@ A batch is 450 images x 2 captions (900 sentences of 8-20 words) drawn from a jo
 its 1,450,000 training sentences (145,000 a language: 1,612 batches, as the scale run's pretraining
 log reports them; docs/scale_run/ has that run's measured epoch).
 
-Target (issue 14): one epoch at 40K tokens in at most 30 minutes on 2 cores, at most 3 GB peak.
+Target: one epoch at 40K tokens in at most 30 minutes on 2 cores, at most 3 GB peak.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ the values) is saved as the train rule saves it, beside a dataset directory of
 caches them (``query/test_images.npz``), later queries read the cache.
 Run: .venv/bin/python bench/bench_query.py [--images 30000] [--queries 20] [--threads 2]
 
-Targets (issue "beyond the papers"): model load at most 3 s, a query at most 100 ms
+Targets: model load at most 3 s, a query at most 100 ms
 on 2 CPU cores once the model is loaded and the index cached.
 """
 

@@ -24,7 +24,7 @@ one, as after pretraining), K = 5,000 language-specific words a language of 50-D
 classifier on (eq. 4, SMALRObjective's defaults). An epoch passes over every training sentence once:
 SMALR's MT augmentation gives every image five sentences in each of the ten languages, 1,450,000 in all.
 
-Target (issue 14): an EmbN epoch of the scale config in at most 10 minutes on 2 CPU cores, at least 3x
+Target: an EmbN epoch of the scale config in at most 10 minutes on 2 CPU cores, at least 3x
 faster than the 10-12 s a step measured before (about 30 minutes an epoch); a SMALR epoch in at most 60 s
 on an H100 (--device cuda).
 """

@@ -8,12 +8,12 @@ padded to its own longest (the padding mostly gone, but k smaller convolutions);
 cut to the mean length (the floor: no padding at all). Run:
 .venv/bin/python bench/bench_speech_padding.py [--threads N]
 
-Measured 2026-11-27 (2-core CPU, 1 thread; mean 366 frames, longest 629, 42 % padding), with the trunk's
+Measured (2-core CPU, 1 thread; mean 366 frames, longest 629, 42 % padding), with the trunk's
 convolutions on frames-major tensors (``speech_encoders.frame_conv``): (a) 62 ms; (b) 57 ms with 2 chunks,
 68 with 3, 76 with 4; (c) 37 ms. The padding costs a third of the encoder's time, but every convolution call
 costs ~0.25 ms forward and backward whatever its size, and chunks multiply the calls, so splitting a batch by
 length wins little back on a CPU. Packing several utterances into one row (zero gaps as wide as the receptive
-field, starts aligned to the strides; batch norm over the valid frames as now) was tried at ``26fc66e``: the
+field, starts aligned to the strides; batch norm over the valid frames as now) was tried: the
 encoder alone 12-25 % faster, a whole training no faster; reverted.
 """
 

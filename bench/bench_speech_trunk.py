@@ -7,7 +7,7 @@ batch's longest, as training does).
   (``_MaskedNorm``);
 * 1-D convolutions: ``nn.Conv1d`` on contiguous ``(B, C, T)``, which oneDNN reorders to its blocked
   layout and back in every call;
-* 1-D convolutions and autograd through the norm's forward operations (the trunk before 2026-11-27).
+* 1-D convolutions and autograd through the norm's forward operations (the trunk before the two above).
 
 Batch lengths differ from batch to batch, as in training (oneDNN generates a kernel per shape and
 caches it, so the first pass over the batches is timed apart). Run:

@@ -71,7 +71,7 @@ rule references:
         "../workflow_scripts/make_references.py"
 
 
-# ----------------------------------------------------------------------------- data statistics (issue 13)
+# ----------------------------------------------------------------------------- data statistics
 
 
 rule data_stats:

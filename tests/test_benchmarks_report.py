@@ -93,7 +93,7 @@ def test_cpu_and_peak_memory_come_from_the_job_logs_where_they_hold_them(tmp_pat
     (logs / "m30k" / "train_b.log").write_text(
         "10:00:09 INFO polyvse.train: done in 27.0 s, CPU 28.5 s, peak memory 40 MB\n"
     )
-    # 1df932c's logs: their CPU is read, their "peak RSS" (getrusage's, carried across exec) is not
+    # older logs: their CPU is read, their "peak RSS" (getrusage's, carried across exec) is not
     (logs / "m30k" / "evaluate_a.log").write_text(
         "10:00:09 INFO polyvse.evaluate: done in 2.0 s, CPU 2.5 s, peak RSS 900 MB\n"
     )

@@ -1,4 +1,4 @@
-"""The text-only corpus FastText trains on (issue 13): SMALR §3.1/§4 and MULE §Experiments start
+"""The text-only corpus FastText trains on: SMALR §3.1/§4 and MULE §Experiments start
 from FastText vectors trained on Wikipedia, not on the captions; the synthetic stand-in is the
 captions' grammar and long-tailed lexicon run on unrendered scenes (rule corpus)."""
 

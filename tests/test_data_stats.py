@@ -1,4 +1,4 @@
-"""Vocabulary statistics of the human captions (polyvse.data.stats, issue 13): hand-computed
+"""Vocabulary statistics of the human captions (polyvse.data.stats): hand-computed
 values on tiny corpora, the per-dataset table, the reference file, the Markdown, and the
 workflow planning the jobs."""
 

@@ -1,4 +1,4 @@
-"""The joint text + speech + image family (issue 18): model views, the datapoints of a split,
+"""The joint text + speech + image family: model views, the datapoints of a split,
 any-to-any retrieval, training with resumable checkpoints, and its config checks."""
 
 from __future__ import annotations

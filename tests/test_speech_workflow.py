@@ -96,7 +96,7 @@ def tiny_config() -> dict:
         },
         "findings": {"seeds": 0},  # the seed replicas are tested on the tiny SMALR run (tests/test_workflow_smalr.py)
         "speech": speech,
-        # the thesis' tables and the joint family's any-to-any table (issue 18), as the default config has them
+        # the thesis' tables and the joint family's any-to-any table, as the default config has them
         "variants": variants,
         "reports": reports,
         "models": {"joint": {"universal_dim": 8, "gru_hidden": 8}},
@@ -225,7 +225,7 @@ def in_process_query(capsys, *args: str) -> SimpleNamespace:
 
 
 def _polyvse_query_searches_a_speech_model(workdir: Path, utterances: pd.DataFrame, capsys) -> None:
-    """`polyvse query --audio` against the tiny run's InfoNCE model (issue 18.3), and an image query's spoken
+    """`polyvse query --audio` against the tiny run's InfoNCE model, and an image query's spoken
     captions; bad spoken input gives one line and exit status 2. The first query runs the console script, as a
     user types it; the rest run in this process."""
     import json

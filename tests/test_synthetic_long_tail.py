@@ -1,4 +1,4 @@
-"""The long-tailed synthetic lexicon (issue 13): Multi30K-like vocabulary statistics, glossary
+"""The long-tailed synthetic lexicon: Multi30K-like vocabulary statistics, glossary
 coverage, plans, rendering of the new visual words, and the text-only corpus."""
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ def test_zh_and_ja_names_draw_on_a_long_tail_of_characters():
 
 def test_coco_zh_and_ja_are_long_tailed_per_character():
     """The coco profile's human zh and ja training captions, character by character, as
-    ``data_stats.tsv`` counts them: many types, many seen once, a Zipf-like slope (issue 13)."""
+    ``data_stats.tsv`` counts them: many types, many seen once, a Zipf-like slope."""
     from polyvse.data.stats import dataset_stats
 
     captions = build_dataset("coco", 1000, 0, 200, seed=1, lexicon="long_tail").captions

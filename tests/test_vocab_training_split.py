@@ -1,4 +1,4 @@
-"""Vocabularies come from the training split only (issue 4: no test word leaks in).
+"""Vocabularies come from the training split only: no test word leaks in.
 
 The vocab rule's script calls :func:`polyvse.text.vocab.training_counts`; these
 tests run it on captions tables where some words appear only outside training.

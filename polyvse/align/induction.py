@@ -1,7 +1,6 @@
 """Dictionary induction: precision@1 of a language mapping on held-out pairs.
 
-Translator issue: "report the dictionary-induction precision@1 on held-out
-dictionary pairs" — the standard evaluation of Joulin et al. (2018) and MUSE.
+The precision@1 on held-out dictionary pairs is the standard evaluation of Joulin et al. (2018) and MUSE.
 Every distinct target word of the held-out dictionary is a query; it is mapped
 with M, and the source word it retrieves is correct when it is *any* of the
 query's gold translations (dictionaries list several translations of a word).

@@ -1,4 +1,4 @@
-"""Vocabulary statistics of a dataset's human captions (issue 13): how long-tailed it is.
+"""Vocabulary statistics of a dataset's human captions: how long-tailed it is.
 
 SMALR §1 motivates the hybrid embedding with real caption vocabularies being large and
 long-tailed (most types seen a handful of times), and §3.1 keeps language-specific

@@ -20,7 +20,7 @@ images whatever the order of generation, and adding a language or a profile
 does not change the captions of another language.
 
 Lexicon: ``closed`` is the small hand-written grammar (these functions' default);
-``long_tail`` (:mod:`polyvse.data.synthetic_lexicon`, issue 13; the workflow's
+``long_tail`` (:mod:`polyvse.data.synthetic_lexicon`; the workflow's
 default, config/schema.yaml ``datasets.<ds>.synthetic.lexicon``) adds shades,
 synonyms, evaluations and Zipf-weighted generated names for a Multi30K-like long
 tail. The text-only corpus of the same grammar, on which the workflow trains

@@ -60,7 +60,7 @@ slope −1.17, test OOV 3.5 % (200 test images); at 29,000 images 23,200 types, 
 seen once, test OOV 0.30 % (the scale config's splits; real Multi30K: 17,712, 34 %, 0.35 %).
 The kinds are seldom seen once (72 of the 723): the five captions of an image
 name its kinds again, as Multi30K's annotators name an image's rare objects.
-This is the workflow's default lexicon (issue 13); FastText learns its vectors from
+This is the workflow's default lexicon; FastText learns its vectors from
 a text-only corpus of the same lexicon (:mod:`polyvse.data.synthetic_corpus`), as
 SMALR §3.1 and MULE §Experiments learn theirs from Wikipedia, not from the captions.
 """

@@ -144,7 +144,7 @@ def evaluate_views(
 def ordered_pair_retrieval(
     embeddings: Mapping[str, np.ndarray], views: Sequence[str], normalize: bool = False, ks: Sequence[int] = KS
 ) -> pd.DataFrame:
-    """Retrieval between every ordered pair of ``views`` (any-to-any, issue 18): one row per
+    """Retrieval between every ordered pair of ``views`` (any-to-any): one row per
     (query view, target view), query ≠ target, in ``views`` order; each query item retrieves
     among the N target items, its truth the item of the same datapoint. Columns
     :data:`ORDERED_COLUMNS`: recalls in percent, ``mr`` their mean, ``medr`` the median rank

@@ -1,4 +1,4 @@
-"""Written and spoken captions of several languages and images in one space (issue 18, beyond the papers).
+"""Written and spoken captions of several languages and images in one space (beyond the papers).
 
 The thesis (speech_grounding_thesis_2021, §2.3–2.4) contrasts K views of a datapoint — an image
 and one utterance per language — in a multiview framework; MULE (Kim et al. 2020, §3.1) maps the

@@ -76,8 +76,8 @@ def gather_benchmarks(root: Path) -> pd.DataFrame:
 
 # job_log's first line: "HH:MM:SS INFO polyvse.{name}: start-up 1.23 s"; {name} is the rule's name
 _STARTUP = re.compile(r" INFO polyvse\.(\w+): start-up (\d+(?:\.\d+)?) s$")
-# and its last: "HH:MM:SS INFO polyvse.{name}: done in 8.0 s, CPU 7.9 s, peak memory 512 MB" (the logs of
-# 1df932c's run say "peak RSS": getrusage's, which Linux carries across exec; not read)
+# and its last: "HH:MM:SS INFO polyvse.{name}: done in 8.0 s, CPU 7.9 s, peak memory 512 MB" (older logs say
+# "peak RSS": getrusage's, which Linux carries across exec; not read)
 _CPU = re.compile(r" INFO polyvse\.(\w+): done in \d+(?:\.\d+)? s, CPU (\d+(?:\.\d+)?) s, peak (?:RSS|memory) \d+ MB$")
 _RSS = re.compile(r" INFO polyvse\.(\w+): done in \d+(?:\.\d+)? s, CPU \d+(?:\.\d+)? s, peak memory (\d+) MB$")
 

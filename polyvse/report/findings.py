@@ -579,7 +579,7 @@ def findings_markdown(plan: Sequence[Mapping], table: pd.DataFrame) -> str:
 
 
 def _claims() -> tuple[Claim, ...]:
-    """The claims of issue 13's list, with the papers' numbers as printed (means of printed numbers
+    """The papers' claims that a table can test, with the papers' numbers as printed (means of printed numbers
     where a claim reads several columns: computed from the paper's cells, said so)."""
     return (
         Claim(

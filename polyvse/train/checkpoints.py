@@ -3,8 +3,8 @@
 A training resumes from ``last.pt`` when the settings' fingerprint matches (polyvse.train.loop), but
 the settings do not say which files the training read: a FastText table, captions or features
 made again (another corpus, another seed) have the same shapes. Resuming then continues a model
-trained on other data. The scale run met this: its pretraining, rerun on new FastText vectors,
-resumed the epoch trained on the old ones and assigned the new words with it.
+trained on other data: a pretraining rerun on new FastText vectors would resume the epoch trained
+on the old ones and assign the new words with it.
 
 :func:`claim_for_inputs` keeps a record of the input files (path, size, modification time) beside
 the checkpoint; when they differ, the checkpoint is dropped and the training starts afresh. A run

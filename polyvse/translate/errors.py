@@ -214,7 +214,7 @@ def _finish(out: list[str], last_dropped: str | None, reorder: float, rng: np.ra
     """The end of both error models: a sentence whose every word was dropped keeps its last one (MT
     drops words, not whole captions), then each adjacent pair of output words is swapped with
     probability ``reorder`` (a swapped word is not moved again; one draw per pair, after the word
-    choices, so the stream of ``rng`` is the same as before this was shared)."""
+    choices, so that each error model draws the same stream of ``rng`` whichever calls it)."""
     if not out and last_dropped is not None:
         out.append(last_dropped)
     if reorder > 0 and len(out) > 1:
