@@ -38,7 +38,7 @@ from polyvse.config import variant_settings  # noqa: E402
 from polyvse.data.tables import read_captions  # noqa: E402
 from polyvse.evaluate.run import evaluate_model  # noqa: E402
 from polyvse.io import load_torch  # noqa: E402
-from polyvse.models.registry import model_from_checkpoint  # noqa: E402
+from polyvse.models.trained import load_model  # noqa: E402
 from polyvse.needs import mt_available  # noqa: E402
 from polyvse.text.reduction import load_english_dictionaries  # noqa: E402
 from polyvse.text.vocab import read_counts  # noqa: E402
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             captions, features, ids, counts, settings, Path(checkpoints), args.threads, False, inputs
         )
     seconds = time.perf_counter() - started
-    model, vocab = model_from_checkpoint(trained.saved())
+    model, vocab = load_model(trained.saved())
     test = evaluate_model(model, vocab, captions, features, ids, settings["eval_langs"], trained.max_len)
     curve = trained.fit.log
     score = "val_mR" if "val_mR" in curve else "val_score"

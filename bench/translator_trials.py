@@ -35,7 +35,8 @@ from bench.learning_curves import overridden  # noqa: E402
 from polyvse.data.tables import read_captions  # noqa: E402
 from polyvse.io import load_torch  # noqa: E402
 from polyvse.text.vocab import read_counts  # noqa: E402
-from polyvse.train.translator import evaluate_target, load_translator_model, train_source, train_target  # noqa: E402
+from polyvse.models.trained import load_model  # noqa: E402
+from polyvse.train.translator import evaluate_target, train_source, train_target  # noqa: E402
 from polyvse.train.translator_runs import translator_block, translator_settings  # noqa: E402
 
 
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             f"source: best epoch {trained.fit.best_epoch} of {trained.fit.epochs_run}, val mR {trained.fit.best_score:.2f}"
         )
     else:
-        source = load_translator_model(load_torch(run_dir / "source" / "model.pt"))[0]
+        source = load_model(load_torch(run_dir / "source" / "model.pt"))[0]
     matrix = np.load(run_dir / "align" / "translator.npy")
     settings = translator_settings(config, args.variant, "target")
     counts, table = vectors(target_lang)

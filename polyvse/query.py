@@ -24,11 +24,12 @@ import pandas as pd
 import torch
 from torch import nn
 
+from polyvse.data.tables import spoken_captions
 from polyvse.errors import InputError
 from polyvse.evaluate.embed import embed_images, embed_sentences
 from polyvse.io import atomic_path, load_torch
-from polyvse.models.registry import model_from_checkpoint
-from polyvse.text.encoded import encode_captions
+from polyvse.models.trained import load_model
+from polyvse.text.encoded import encode_captions, padded_tokens
 from polyvse.text.vocab import Vocabulary
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ def open_model(directory: str | Path) -> TrainedModel | SpokenModel:
         return _spoken_model(directory, saved)
     if not isinstance(saved, dict) or "family" not in saved or "vocab" not in saved:
         raise InputError(path, "not a model of the train or speech_train rule (an MLMME model is not searchable here)")
-    model, vocab = model_from_checkpoint(saved)
+    model, vocab = load_model(saved)
     if not isinstance(vocab, Vocabulary):
         raise InputError(path, f"a {saved['family']} model reads characters, not words: not searchable here")
     model.eval()
@@ -148,15 +149,11 @@ def open_model(directory: str | Path) -> TrainedModel | SpokenModel:
 
 
 def _spoken_model(directory: Path, saved: dict) -> SpokenModel:
-    from polyvse.train.speech import model_from_saved
-
     dataset_dir = directory.parent.parent
     if not (dataset_dir / "images.parquet").is_file():
         raise InputError(directory, f"its dataset directory {dataset_dir} has no images.parquet")
     if saved["family"] == "joint":
-        from polyvse.train.joint import joint_model_from_saved
-
-        model, vocab = joint_model_from_saved(saved)
+        model, vocab = load_model(saved)
         return JointQueryModel(
             directory,
             model,
@@ -170,7 +167,7 @@ def _spoken_model(directory: Path, saved: dict) -> SpokenModel:
         )
     return SpokenModel(
         directory,
-        model_from_saved(saved),
+        load_model(saved)[0],
         dict(saved.get("max_frames") or {}),
         bool(saved.get("normalize", True)),
         dataset_dir,
@@ -316,8 +313,6 @@ def test_utterances(sm: SpokenModel) -> Index:
 @torch.no_grad()
 def test_written_captions(jm: JointQueryModel) -> Index:
     """A joint model's written test captions (the caption each image's utterances say) in its written languages."""
-    from polyvse.train.joint import spoken_captions
-
     captions = pd.read_parquet(jm.dataset_dir / "captions.parquet")
     test = spoken_captions(captions, "test", jm.text_langs, jm.cap_idx)
     vectors = []
@@ -337,8 +332,6 @@ def test_written_captions(jm: JointQueryModel) -> Index:
 def _embed_sentences(jm: JointQueryModel, texts: list[str], lang: str) -> torch.Tensor:
     """Sentences of one written language → ``(S, D)`` (unit norm where the model scores cosines)."""
     assert jm.vocab is not None
-    from polyvse.train.joint import padded_tokens
-
     tokens, lengths = padded_tokens([jm.vocab.encode(t, lang, jm.max_len) for t in texts])
     out = jm.model.embed_text(lang, tokens, lengths)
     return nn.functional.normalize(out, dim=-1) if jm.normalize else out

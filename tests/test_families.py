@@ -10,7 +10,7 @@ import torch
 from polyvse.data.synthetic import build_dataset
 from polyvse.models.embn import EmbN
 from polyvse.io import load_torch, save_torch
-from polyvse.models.registry import model_from_checkpoint
+from polyvse.models.trained import load_model
 from polyvse.text.chars import CharVocabulary
 from polyvse.text.joint_vectors import joint_vectors
 from polyvse.text.reduction import DictionaryMappedVocabulary
@@ -329,7 +329,7 @@ def test_every_family_trains_and_rebuilds_from_its_checkpoint(data, tmp_path, fa
         captions, features, ids, counts, s, tmp_path / "ckpt", progress=False, inputs=inputs_for(data, tmp_path, family)
     )
     saved = reloaded(trained.saved(), tmp_path / "model.pt")  # through the file, loaded with weights_only=True
-    model, vocab = model_from_checkpoint(saved)
+    model, vocab = load_model(saved)
     assert type(vocab) is type(trained.vocab) and model.family == family
     frame = captions[(captions["split"] == "test") & (captions["lang"] == "de")].head(4)
     from polyvse.train.data import encode_captions
@@ -377,7 +377,7 @@ def test_dictionary_mapped_variant_reads_rare_words_as_english(data, tmp_path):
     w = rare[0]
     english = en_words[de_words.index(w)]
     assert vocab.encode(w, "de") == [vocab.stoi[("en", english)]]
-    again, v2 = model_from_checkpoint(reloaded(trained.saved(), tmp_path / "model.pt"))
+    again, v2 = load_model(reloaded(trained.saved(), tmp_path / "model.pt"))
     assert v2.encode(w, "de") == vocab.encode(w, "de") and v2.mapping == vocab.mapping
 
 
@@ -504,3 +504,10 @@ def test_per_training_reads_a_job_of_one_training_and_a_seed_group_alike():
     assert first_of([{"seed": 0}, {"seed": 1}]) == {"seed": 0} and first_of({"seed": 3}) == {"seed": 3}
     with pytest.raises(ValueError, match="different lengths"):
         per_training([{"seed": 0}, {"seed": 1}], ["a"])
+
+
+def test_load_model_names_a_file_that_is_no_trained_model():
+    with pytest.raises(KeyError, match="not a trained model \\(family 'nope'\\)"):
+        load_model({"family": "nope"})
+    with pytest.raises(KeyError, match="family None"):
+        load_model({"state_dict": {}})

@@ -19,7 +19,9 @@ from polyvse.evaluate.speech import ordered_pair_retrieval, pair_retrieval
 from polyvse.evaluate.views import ordered_from_view_pairs
 from polyvse.speech.store import open_store, write_store
 from polyvse.text.vocab import Vocabulary
-from polyvse.train.joint import embed_joint_views, joint_model_from_saved, joint_views, spoken_captions, train_joint
+from polyvse.data.tables import spoken_captions
+from polyvse.models.trained import load_model
+from polyvse.train.joint import embed_joint_views, joint_views, train_joint
 from polyvse.train.joint_settings import check_joint_config, joint_variant_settings
 
 # the speech tests' tiny audio encoders and their training settings (tests/ is on the path under pytest)
@@ -188,7 +190,7 @@ def test_train_joint_saves_a_model_that_embeds_the_same_and_resumes(tmp_path):
         views["train"], views["val"], features, vocab, None, _settings(), tmp_path / "a", progress=False
     )
     assert len(trained.fit.log) == 2 and trained.summary()["views"][-1] == "text-ja"
-    model, vocab_back = joint_model_from_saved(copy.deepcopy(trained.saved()))
+    model, vocab_back = load_model(copy.deepcopy(trained.saved()))
     assert vocab_back.itos == vocab.itos
     feats = torch.from_numpy(features)
     before = embed_joint_views(trained.model, views["val"], feats, 3)

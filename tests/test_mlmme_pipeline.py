@@ -15,7 +15,8 @@ from polyvse.evaluate.mlmme import evaluate_mlmme
 from polyvse.io import load_torch, save_torch
 from polyvse.report.mlmme import beta_label, mlmme_markdown, mlmme_table
 from polyvse.train.data import EncodedCaptions
-from polyvse.train.mlmme import MLMMEObjective, TupleSampler, load_mlmme, train_mlmme, tuple_batches
+from polyvse.models.trained import load_model
+from polyvse.train.mlmme import MLMMEObjective, TupleSampler, train_mlmme, tuple_batches
 from polyvse.train.mlmme_runs import check_mlmme_config, mlmme_runs, run_settings
 
 # POLYVSE_TEST_DEVICE=cuda runs these trainings on a GPU (bench/cuda_session.sh); CI has the CPU
@@ -305,7 +306,7 @@ def test_tiny_training_run_learns_and_reloads(tmp_path):
     assert list(trained.fit.log["epoch"]) == [1, 2, 3, 4, 5, 6]
     assert trained.fit.log["loss"].iloc[-1] < trained.fit.log["loss"].iloc[0]
     save_torch(trained.saved(), tmp_path / "model.pt")
-    model, vocab = load_mlmme(load_torch(tmp_path / "model.pt"))  # weights_only=True: plain data only
+    model, vocab = load_model(load_torch(tmp_path / "model.pt"))  # weights_only=True: plain data only
     ev = evaluate_mlmme(model, vocab, captions, features, [f"i{i}" for i in range(n_img)], ["en", "de"], 10)
     assert list(ev["task"]) == ["image_sentence"] * 4 + ["sentence_sentence"] * 2
     assert list(ev["n_queries"]) == [8, 4, 8, 4, 8, 8]

@@ -9,7 +9,8 @@ from torch import nn
 from polyvse.models.gradient_reversal import GradientReversal, dann_lambda, reverse_gradient
 from polyvse.models.mule import MULE, MULEConfig
 from polyvse.models.parallel_embn import ParallelEmbN, language_offsets
-from polyvse.models.registry import FAMILIES, model_from_checkpoint
+from polyvse.models.registry import FAMILIES
+from polyvse.models.trained import load_model
 from polyvse.models.universal import masked_mean
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.objectives import EmbNObjective
@@ -163,7 +164,7 @@ def test_mule_rebuilds_from_its_checkpoint():
         "state_dict": m.state_dict(),
         "vocab": vocab().state_dict(),
     }
-    again, _ = model_from_checkpoint(saved)
+    again, _ = load_model(saved)
     b = batch()
     assert torch.equal(
         again.eval().embed_sentences(b["tokens"], b["lengths"], b["lang"]),

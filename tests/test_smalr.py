@@ -12,7 +12,8 @@ from polyvse.losses.triplet import multimodal_triplet
 from polyvse.models.clc import CLCClassifier, clc_average, fit_clc
 from polyvse.models.hem import HEM, SMALR, HEMConfig, LanguageAgnostic, frequent_words
 from polyvse.models.latent_vocab import LatentAssignment, LatentVocabulary, LatentVocabularyConfig, explore_choice
-from polyvse.models.registry import FAMILIES, model_from_checkpoint
+from polyvse.models.registry import FAMILIES
+from polyvse.models.trained import load_model
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.objectives_smalr import LatentVocabularyObjective, SMALRObjective
 
@@ -349,7 +350,7 @@ def test_smalr_rebuilds_from_its_checkpoint_with_frozen_assignment():
         "state_dict": m.state_dict(),
         "vocab": vocab().state_dict(),
     }
-    again, _ = model_from_checkpoint(saved)
+    again, _ = load_model(saved)
     b = batch()
     assert type(again) is SMALR and FAMILIES["hem"][1] is HEMConfig
     assert torch.equal(again.latent_of_word, m.latent_of_word)

@@ -22,6 +22,7 @@ from polyvse.errors import InputError
 from polyvse.speech.data import view_set
 from polyvse.evaluate.retrieval import bidirectional_retrieval
 from polyvse.io import load_torch, save_torch
+from polyvse.models.trained import load_model
 from polyvse.evaluate.speech import diagonal_ranks, diagonal_recalls, mean_recall, pair_retrieval
 from polyvse.evaluate.views import view_pairs
 from polyvse.models.grounded_speech import build_speech_model, parameter_groups
@@ -31,7 +32,6 @@ from polyvse.speech.store import extraction_processes, open_store, write_store
 from polyvse.train.speech import (
     RECALIBRATION_STREAM,
     fit_multiview,
-    model_from_saved,
     steps_per_epoch,
     train_speech,
 )
@@ -389,7 +389,7 @@ def test_training_resumes_where_it_stopped(tmp_path):
     other = train_speech(train, val, features, {**settings, "seed": 4}, tmp_path / "killed", progress=False)
     assert other.fit.resumed_from == 0
     save_torch(whole.saved(), tmp_path / "model.pt")
-    rebuilt = model_from_saved(load_torch(tmp_path / "model.pt"))
+    rebuilt, _ = load_model(load_torch(tmp_path / "model.pt"))
     x = (torch.randn(2, 30, 40), torch.tensor([30, 12]))
     assert torch.allclose(rebuilt.embed_speech("hi", *x), whole.model.embed_speech("hi", *x))
 

@@ -14,13 +14,13 @@ from polyvse.align.translator_matrix import fit_translator_matrix, prepare_vecto
 from polyvse.config import ConfigError
 from polyvse.errors import InputError
 from polyvse.io import load_torch, save_torch
+from polyvse.models.trained import load_model
 from polyvse.report.translator_curve import COLUMNS, curve_table, initialisation_note, plot_curve
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.data import encode_captions
 from polyvse.train.translator import (
     cycling_batches,
     evaluate_target,
-    load_translator_model,
     target_examples,
     train_source,
     train_target,
@@ -259,7 +259,7 @@ def test_source_and_protocol_models_train_reload_and_evaluate(tmp_path):
         assert len(trained.fit.log) == 4
         # 12 examples, batches of 8, at least 3 batches an epoch
         save_torch(trained.saved(), tmp_path / protocol / "model.pt")
-        model, vocab = load_translator_model(load_torch(tmp_path / protocol / "model.pt"))  # weights_only=True
+        model, vocab = load_model(load_torch(tmp_path / protocol / "model.pt"))  # weights_only=True
         assert model.protocol == protocol
         for a, b in zip(model.state_dict().values(), trained.model.state_dict().values()):
             assert torch.equal(a, b)
@@ -271,7 +271,7 @@ def test_source_and_protocol_models_train_reload_and_evaluate(tmp_path):
     assert all(torch.equal(before[k], v) for k, v in source.model.state_dict().items())
     assert not torch.equal(reference, before["text.encoder.gru.weight_hh_l0"])
     save_torch(source.saved(), tmp_path / "source.pt")
-    src_model, _ = load_translator_model(load_torch(tmp_path / "source.pt"))
+    src_model, _ = load_model(load_torch(tmp_path / "source.pt"))
     assert all(torch.equal(before[k], v) for k, v in src_model.state_dict().items())
     with pytest.raises(InputError, match="translator.image_branch"):  # FS copies the source's image branch
         train_target(

@@ -12,14 +12,14 @@ from polyvse.evaluate.clc import CLC_PROTOCOLS, evaluate_clc
 from polyvse.evaluate.run import evaluate_model
 from polyvse.io import load_torch, write_tsv
 from polyvse.logs import job_log
-from polyvse.models.registry import model_from_checkpoint
+from polyvse.models.trained import load_model
 from polyvse.train.loop import resolve_device
 
 with job_log(snakemake.log[0], "evaluate") as log:
     torch.set_num_threads(snakemake.threads)
     protocol = snakemake.wildcards.protocol
     saved = load_torch(snakemake.input.model)
-    model, vocab = model_from_checkpoint(saved)
+    model, vocab = load_model(saved)
     model.to(resolve_device(snakemake.params.device))
     ids = Path(snakemake.input.ids).read_text(encoding="utf-8").split()
     captions = read_captions(snakemake.input.captions)

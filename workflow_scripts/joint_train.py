@@ -17,7 +17,8 @@ from polyvse.speech.run import load_views
 from polyvse.text.joint_vectors import joint_vectors
 from polyvse.text.vocab import Vocabulary, read_counts
 from polyvse.train.groups import first_of, per_training
-from polyvse.train.joint import embed_joint_views, joint_model_from_saved, joint_views, train_joint
+from polyvse.models.trained import load_model
+from polyvse.train.joint import embed_joint_views, joint_views, train_joint
 from polyvse.train.loop import resolve_device
 from polyvse.train.checkpoints import claim_for_inputs
 
@@ -85,7 +86,7 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
         # is worth its start-up").
         training = saved["settings"]["training"]
         device = resolve_device(training["device"])
-        model, _ = joint_model_from_saved(saved)
+        model, _ = load_model(saved)
         model.to(device)
         embeddings = embed_joint_views(model, views["test"], feats, training["eval_batch_size"], device)
         table = ordered_pair_retrieval(embeddings, model.view_names, saved["normalize"])

@@ -14,7 +14,8 @@ from polyvse.logs import job_log
 from polyvse.text.vocab import read_counts
 from polyvse.train.groups import per_training
 from polyvse.train.loop import resolve_device
-from polyvse.train.mlmme import load_mlmme, train_mlmme
+from polyvse.models.trained import load_model
+from polyvse.train.mlmme import train_mlmme
 from polyvse.train.checkpoints import claim_for_inputs
 
 
@@ -49,7 +50,7 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
         # sentence→image, image→sentence per language and sentence→sentence between its languages on
         # the test split, from the model as model.pt holds it (docs/architecture.md, "A job is worth
         # its start-up")
-        model, vocab = load_mlmme(saved)
+        model, vocab = load_model(saved)
         model.to(resolve_device(settings["training"]["device"]))
         table = evaluate_mlmme(model, vocab, captions, features, ids, saved["langs"], saved["max_len"])
         write_tsv(table, eval_file, float_format="%.2f")

@@ -13,7 +13,8 @@ from polyvse.logs import job_log
 from polyvse.speech.run import load_views
 from polyvse.train.groups import first_of, per_training
 from polyvse.train.loop import resolve_device
-from polyvse.train.speech import model_from_saved, train_speech
+from polyvse.models.trained import load_model
+from polyvse.train.speech import train_speech
 from polyvse.train.checkpoints import claim_for_inputs
 
 
@@ -52,7 +53,7 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
         # would import torch and read the views again (docs/architecture.md, "A job is worth its start-up").
         training = saved["settings"]["training"]
         device = resolve_device(training["device"])
-        model = model_from_saved(saved).to(device)
+        model = load_model(saved)[0].to(device)
         _, test = views_of(list(model.langs), ("test",))
         table = evaluate_views(
             model,

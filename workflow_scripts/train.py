@@ -11,7 +11,7 @@ from polyvse.data.tables import read_captions
 from polyvse.evaluate.run import evaluate_model
 from polyvse.io import load_torch, save_torch, write_json, write_tsv
 from polyvse.logs import job_log
-from polyvse.models.registry import model_from_checkpoint
+from polyvse.models.trained import load_model
 from polyvse.text.reduction import load_english_dictionaries
 from polyvse.text.vocab import read_counts
 from polyvse.train.families import FamilyInputs
@@ -82,7 +82,7 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
         # The test split's direct retrieval (queries in their own language), on the model as model.pt
         # holds it: in a job of its own it would import torch and read the data again, a second or two
         # for a fraction of one (docs/architecture.md, "A job is worth its start-up").
-        model, vocab = model_from_checkpoint(saved)
+        model, vocab = load_model(saved)
         model.to(resolve_device(settings["training"]["device"]))
         table = evaluate_model(
             model,

@@ -9,13 +9,14 @@ from polyvse.data.tables import read_captions
 from polyvse.io import load_torch, save_torch, write_tsv
 from polyvse.logs import job_log
 from polyvse.text.vocab import read_counts
-from polyvse.train.translator import evaluate_target, load_translator_model, train_target
+from polyvse.models.trained import load_model
+from polyvse.train.translator import evaluate_target, train_target
 from polyvse.train.checkpoints import claim_for_inputs
 
 with job_log(snakemake.log[0], "translator_train") as log:
     wc, inp = snakemake.wildcards, snakemake.input
     protocol, n = wc.translator_protocol, int(wc.n_examples)
-    source = load_translator_model(load_torch(inp.source))[0] if "source" in inp.keys() else None
+    source = load_model(load_torch(inp.source))[0] if "source" in inp.keys() else None
     matrix = np.load(inp.matrix) if "matrix" in inp.keys() else None
     captions, features = read_captions(inp.captions), np.load(inp.features)
     ids = Path(inp.ids).read_text(encoding="utf-8").split()

@@ -18,6 +18,7 @@ operations (a 300K-row table validates in well under a second) and raise
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -246,3 +247,13 @@ def read_captions(path: str | Path) -> pd.DataFrame:
 def read_images(path: str | Path) -> pd.DataFrame:
     """Read an images parquet file and validate it; errors name ``path``."""
     return validate_images(_read_parquet(path, "images"), where=str(path))
+
+
+def spoken_captions(captions: pd.DataFrame, split: str, langs: Sequence[str], cap_idx: int) -> pd.DataFrame:
+    """One human caption per (image, language) of ``split``: the one at ``cap_idx`` (the spoken one),
+    else the image's first. Columns of the captions table, ordered by image then language."""
+    sub = captions[(captions["split"] == split) & captions["lang"].isin(list(langs))]
+    sub = sub[sub["origin"] == "human"].copy()
+    sub["_spoken"] = sub["cap_idx"] != cap_idx  # False sorts first: the spoken caption wins
+    sub = sub.sort_values(["image_id", "lang", "_spoken", "cap_idx"], kind="stable")
+    return sub.drop_duplicates(["image_id", "lang"]).drop(columns="_spoken").reset_index(drop=True)

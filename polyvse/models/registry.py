@@ -1,4 +1,5 @@
-"""Build a model family from settings, and rebuild a trained one from its file."""
+"""The word model families by name: build one from settings, and read the vocabulary a saved one names
+(:mod:`polyvse.models.trained` rebuilds a trained model of any family)."""
 
 from __future__ import annotations
 
@@ -49,12 +50,3 @@ def vocabulary_from_state(state: Mapping) -> Vocabulary | CharVocabulary:
     if kind not in VOCABULARIES:
         raise KeyError(f"unknown vocabulary kind {kind!r}; known: {', '.join(VOCABULARIES)}")
     return VOCABULARIES[kind].from_state_dict(dict(state))
-
-
-def model_from_checkpoint(saved: Mapping) -> tuple[nn.Module, Vocabulary | CharVocabulary]:
-    """Rebuild (model, vocabulary) from the dict written by the train rule; the
-    frozen mappings of LA / HEM / SMALR are buffers of the state dict."""
-    cls, cfg_cls = FAMILIES[saved["family"]]
-    model = cls(cfg_cls(**saved["config"]))
-    model.load_state_dict(saved["state_dict"])
-    return model, vocabulary_from_state(saved["vocab"])

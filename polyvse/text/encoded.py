@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -120,3 +120,12 @@ def encode_captions(
         langs=list(vocab.langs),
         frame=captions.reset_index(drop=True) if keep_frame else None,
     )
+
+
+def padded_tokens(ids: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token ids of S sentences → ``tokens (S, L_max)`` right-padded with 0 and ``lengths (S,)``."""
+    lengths = torch.tensor([len(x) for x in ids], dtype=torch.long)
+    tokens = torch.zeros((len(ids), int(lengths.max())), dtype=torch.long)
+    for row, x in enumerate(ids):
+        tokens[row, : len(x)] = torch.tensor(x, dtype=torch.long)
+    return tokens, lengths

@@ -24,10 +24,12 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from polyvse.data.tables import spoken_captions
 from polyvse.models.joint import JointModel, build_joint_model
 from polyvse.speech.data import ViewSet
 from polyvse.evaluate.speech import ordered_pair_retrieval
 from polyvse.train.speech import fit_multiview, retrieval_normalizes, steps_per_epoch
+from polyvse.text.encoded import padded_tokens
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.loop import FitResult, fingerprint, resolve_device
 
@@ -83,16 +85,6 @@ class JointViews:
             yield order[lo : lo + batch_size]
 
 
-def spoken_captions(captions: pd.DataFrame, split: str, langs: Sequence[str], cap_idx: int) -> pd.DataFrame:
-    """One human caption per (image, language) of ``split``: the one at ``cap_idx`` (the spoken one),
-    else the image's first. Columns of the captions table, ordered by image then language."""
-    sub = captions[(captions["split"] == split) & captions["lang"].isin(list(langs))]
-    sub = sub[sub["origin"] == "human"].copy()
-    sub["_spoken"] = sub["cap_idx"] != cap_idx  # False sorts first: the spoken caption wins
-    sub = sub.sort_values(["image_id", "lang", "_spoken", "cap_idx"], kind="stable")
-    return sub.drop_duplicates(["image_id", "lang"]).drop(columns="_spoken").reset_index(drop=True)
-
-
 def joint_views(
     captions: pd.DataFrame,
     split: str,
@@ -134,15 +126,6 @@ def joint_views(
         text[lang] = padded_tokens([vocab.encode(t, lang, max_len) for t in by_lang[lang].loc[image_ids].tolist()])
     rows = np.array([image_index[i] for i in image_ids], dtype=np.int64)
     return JointViews(image_ids, rows, speech, text)
-
-
-def padded_tokens(ids: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Token ids of S sentences → ``tokens (S, L_max)`` right-padded with 0 and ``lengths (S,)``."""
-    lengths = torch.tensor([len(x) for x in ids], dtype=torch.long)
-    tokens = torch.zeros((len(ids), int(lengths.max())), dtype=torch.long)
-    for row, x in enumerate(ids):
-        tokens[row, : len(x)] = torch.tensor(x, dtype=torch.long)
-    return tokens, lengths
 
 
 def speech_langs(speech: ViewSet | None) -> list[str]:
@@ -206,15 +189,6 @@ class TrainedJointModel:
             **self.fit.summary(),
             "max_frames": self.max_frames,
         }
-
-
-def joint_model_from_saved(saved: Mapping[str, Any]) -> tuple[JointModel, Vocabulary | None]:
-    """Rebuild a trained model and its vocabulary from the dict of :meth:`TrainedJointModel.saved`."""
-    model = JointModel(saved["config"])
-    model.load_state_dict(saved["state_dict"])
-    model.eval()
-    vocab = Vocabulary.from_state_dict(saved["vocab"]) if saved.get("vocab") else None
-    return model, vocab
 
 
 def train_joint(

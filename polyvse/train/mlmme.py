@@ -36,7 +36,7 @@ from torch import Tensor
 from polyvse.errors import InputError
 from polyvse.evaluate.embed import mean_validation_recall
 from polyvse.losses.multilingual_ranking import ContrastiveSet, multilingual_ranking_loss, sample_contrastive_indices
-from polyvse.models.mlmme import MLMME, MLMMEConfig
+from polyvse.models.mlmme import MLMME
 from polyvse.optim import adam
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.data import EncodedCaptions, encode_captions
@@ -186,7 +186,7 @@ class TrainedMLMME:
     settings: dict
 
     def saved(self) -> dict:
-        """The dict the mlmme_train rule writes (model.pt); :func:`load_mlmme` reads it."""
+        """The dict the mlmme_train rule writes (model.pt); :func:`polyvse.models.trained.load_model` reads it."""
         return {
             "family": self.model.family,
             "config": self.model.config.as_dict(),
@@ -209,13 +209,6 @@ class TrainedMLMME:
             "val_mR": round(float(self.fit.best_score), 3),
             **self.fit.summary(),
         }
-
-
-def load_mlmme(saved: Mapping) -> tuple[MLMME, Vocabulary]:
-    """(model, vocabulary) from a model.pt dict of :meth:`TrainedMLMME.saved`."""
-    model = MLMME(MLMMEConfig(**saved["config"]))
-    model.load_state_dict(saved["state_dict"])
-    return model, Vocabulary.from_state_dict(saved["vocab"])
 
 
 def _human(captions: pd.DataFrame, split: str, lang: str) -> pd.DataFrame:

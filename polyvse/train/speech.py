@@ -89,14 +89,6 @@ class TrainedSpeechModel:
         }
 
 
-def model_from_saved(saved: Mapping[str, Any]) -> GroundedSpeechModel:
-    """Rebuild a trained model from the dict of :meth:`TrainedSpeechModel.saved`."""
-    model = GroundedSpeechModel(saved["config"])
-    model.load_state_dict(saved["state_dict"])
-    model.eval()
-    return model
-
-
 class MultiviewData(Protocol):
     """A split's datapoints as the thesis' training reads them (:class:`ViewSet`, or the joint family's views)."""
 

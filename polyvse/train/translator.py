@@ -136,7 +136,7 @@ class TrainedTranslatorModel:
     lang: str
 
     def saved(self) -> dict:
-        """The model.pt dict; :func:`load_translator_model` rebuilds the model from it."""
+        """The model.pt dict; :func:`polyvse.models.trained.load_model` rebuilds the model from it."""
         text = self.model.text
         return {
             "family": "translator",
@@ -152,43 +152,6 @@ class TrainedTranslatorModel:
             "val_mR": self.fit.best_score,
             "max_len": self.settings["text"]["max_len"],
         }
-
-
-def load_translator_model(saved: Mapping) -> tuple[TranslatorVSE, Vocabulary]:
-    """(model, vocabulary) from a :meth:`TrainedTranslatorModel.saved` dict."""
-    sizes = dict(saved["sizes"])
-    vectors = torch.zeros(*saved["vectors_shape"])
-    protocol = saved["protocol"]
-    if protocol in ("source", "FS"):
-        kw = dict(
-            gru_hidden=sizes["gru_hidden"],
-            joint_dim=sizes["joint_dim"],
-            dropout=sizes["dropout"],
-            freeze_embeddings=sizes["freeze_embeddings"],
-        )
-        model = (
-            build_source_model(vectors, saved["image_dim"], **kw)
-            if protocol == "source"
-            else build_translator_model("FS", vectors, image_dim=saved["image_dim"], image_branch="random", **kw)
-        )
-    else:  # T1 and T2 share one architecture: a Translator before a source-shaped encoder
-        shell = build_source_model(
-            torch.zeros(2, saved["source_dim"]),
-            saved["image_dim"],
-            gru_hidden=sizes["gru_hidden"],
-            joint_dim=sizes["joint_dim"],
-        )
-        model = build_translator_model(
-            "T1",
-            vectors,
-            source_model=shell,
-            dropout=sizes["dropout"],
-            freeze_embeddings=sizes["freeze_embeddings"],
-            image_branch="random",
-        )
-        model.protocol = protocol
-    model.load_state_dict(saved["state_dict"])  # every weight, the image branch's too: the shell's init is moot
-    return model, Vocabulary.from_state_dict(saved["vocab"])
 
 
 def digest(*arrays: np.ndarray | Tensor | None) -> str:
