@@ -257,3 +257,12 @@ def spoken_captions(captions: pd.DataFrame, split: str, langs: Sequence[str], ca
     sub["_spoken"] = sub["cap_idx"] != cap_idx  # False sorts first: the spoken caption wins
     sub = sub.sort_values(["image_id", "lang", "_spoken", "cap_idx"], kind="stable")
     return sub.drop_duplicates(["image_id", "lang"]).drop(columns="_spoken").reset_index(drop=True)
+
+
+def select_captions(captions: pd.DataFrame, split: str, langs: Sequence[str], which: str = "human") -> pd.DataFrame:
+    """The captions a model sees of ``split`` in ``langs``: the human ones (``which="human"``), or every origin,
+    machine translations included (``"augmented"``); in table order, indexed from 0."""
+    keep = (captions["split"] == split) & captions["lang"].isin(list(langs))
+    if which == "human":
+        keep &= captions["origin"] == "human"
+    return captions[keep].reset_index(drop=True)

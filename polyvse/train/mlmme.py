@@ -33,6 +33,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from polyvse.data.tables import select_captions
 from polyvse.errors import InputError
 from polyvse.evaluate.embed import mean_validation_recall
 from polyvse.losses.multilingual_ranking import ContrastiveSet, multilingual_ranking_loss, sample_contrastive_indices
@@ -211,11 +212,6 @@ class TrainedMLMME:
         }
 
 
-def _human(captions: pd.DataFrame, split: str, lang: str) -> pd.DataFrame:
-    keep = (captions["split"] == split) & (captions["lang"] == lang) & (captions["origin"] == "human")
-    return captions[keep].reset_index(drop=True)
-
-
 def train_mlmme(
     captions: pd.DataFrame,
     features: np.ndarray,
@@ -235,7 +231,7 @@ def train_mlmme(
     index = {img: i for i, img in enumerate(image_ids)}
     encoded, val = {}, {}
     for lang in langs:
-        train_caps, val_caps = _human(captions, "train", lang), _human(captions, "val", lang)
+        train_caps, val_caps = select_captions(captions, "train", [lang]), select_captions(captions, "val", [lang])
         if train_caps.empty or val_caps.empty:
             raise InputError("captions", f"MLMME needs human training and validation captions in {lang!r}")
         encoded[lang] = encode_captions(train_caps, vocab, index, text["max_len"])

@@ -43,6 +43,7 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
+from polyvse.data.tables import select_captions
 from polyvse.io import release_freed_memory
 from polyvse.models.latent_vocab import LatentAssignment, LatentVocabulary, LatentVocabularyConfig
 from polyvse.optim import adam
@@ -93,13 +94,6 @@ def cross_lingual_recall(
     return float(np.mean([100.0 * float((rank <= k).float().mean()) for k in ks]))
 
 
-def pretraining_captions(captions: pd.DataFrame, split: str, langs: list[str], which: str) -> pd.DataFrame:
-    keep = (captions["split"] == split) & captions["lang"].isin(langs)
-    if which == "human":
-        keep &= captions["origin"] == "human"
-    return captions[keep].reset_index(drop=True)
-
-
 def pretrain_latent_vocabulary(
     captions: pd.DataFrame,
     tokens: Mapping[str, list[str]],
@@ -127,13 +121,13 @@ def pretrain_latent_vocabulary(
     images = sorted(set(captions["image_id"]), key=str)
     index = {img: i for i, img in enumerate(images)}
     train = encode_captions(
-        pretraining_captions(captions, "train", langs, settings["captions"]),
+        select_captions(captions, "train", langs, settings["captions"]),
         vocab,
         index,
         text["max_len"],
         keep_frame=False,
     )
-    val_caps = pretraining_captions(captions, "val", langs, settings["captions"])
+    val_caps = select_captions(captions, "val", langs, settings["captions"])
     if len(train) == 0 or val_caps.empty:
         raise ValueError(f"latent pretraining needs train and val captions in {langs}")
     # Memory at Multi30K's size with MT: the caption table (~0.7 GB) and the per-language

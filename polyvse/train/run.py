@@ -12,6 +12,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from polyvse.data.tables import select_captions
 from polyvse.evaluate.embed import mean_validation_recall
 from polyvse.optim import adam, lazy_word_tables
 from polyvse.text.vocab import Vocabulary
@@ -58,14 +59,6 @@ class TrainedModel:
             "val_mR": round(float(self.fit.best_score), 3),
             **self.fit.summary(),
         }
-
-
-def training_captions(captions: pd.DataFrame, split: str, langs: list[str], which: str = "human") -> pd.DataFrame:
-    """The captions a variant sees: one split, its languages, human (or all) origins."""
-    keep = (captions["split"] == split) & captions["lang"].isin(langs)
-    if which == "human":
-        keep &= captions["origin"] == "human"
-    return captions[keep].reset_index(drop=True)
 
 
 class TrainingProgress(StepCounted):
@@ -116,7 +109,7 @@ def train_variant(
     inputs.counts = {l: dict(vocab_counts[l]) for l in vocab_counts}
     inputs.tokens = inputs.tokens or {l: list(vocab_counts[l]) for l in vocab_counts}
     image_index = {img: i for i, img in enumerate(image_ids)}
-    train_caps = training_captions(captions, "train", langs, settings["captions"])
+    train_caps = select_captions(captions, "train", langs, settings["captions"])
     if train_caps.empty:
         raise ValueError(f"no training captions for languages {langs}")
     vocab = families.build_vocabulary(settings, inputs, train_caps)
@@ -131,7 +124,7 @@ def train_variant(
     )
     val_by_lang = {}
     for lang in langs:
-        val = training_captions(captions, "val", [lang], "human")
+        val = select_captions(captions, "val", [lang], "human")
         if not val.empty:
             val_by_lang[lang] = encode_captions(val, vocab, image_index, text["max_len"])
     if not val_by_lang:

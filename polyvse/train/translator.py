@@ -40,6 +40,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from polyvse.data.tables import select_captions
 from polyvse.align.translator_matrix import prepare_vectors
 from polyvse.errors import InputError
 from polyvse.evaluate.embed import mean_validation_recall, retrieval_for
@@ -121,10 +122,10 @@ def target_examples(captions: pd.DataFrame, lang: str, n: int, which: str, seed:
 def _human_captions(
     captions: pd.DataFrame, lang: str, split: str, vocab: Vocabulary, index: Mapping[str, int], max_len: int
 ) -> EncodedCaptions:
-    rows = captions[(captions["split"] == split) & (captions["lang"] == lang) & (captions["origin"] == "human")]
+    rows = select_captions(captions, split, [lang])
     if rows.empty:
         raise InputError("captions", f"no human {split} captions in {lang!r}")
-    return encode_captions(rows.reset_index(drop=True), vocab, index, max_len)
+    return encode_captions(rows, vocab, index, max_len)
 
 
 @dataclass
