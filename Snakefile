@@ -45,6 +45,7 @@ if _overrides:
 
 
 include: "rules/common.smk"
+include: "rules/run.smk"
 include: "rules/data.smk"
 include: "rules/translate.smk"
 include: "rules/image_features.smk"

@@ -1,4 +1,5 @@
-"""Logging of one workflow job into its log file (and progress bars with it)."""
+"""Logging of one workflow job into its log file (and progress bars with it), and the record of each
+invocation of the workflow (``logs/runs.tsv``)."""
 
 from __future__ import annotations
 
@@ -103,3 +104,34 @@ def job_log(path: str | Path, name: str) -> Iterator[logging.Logger]:
         sys.stderr = old_stderr
         root.removeHandler(handler)
         stream.close()
+
+
+RUNS_HEADER: tuple[str, ...] = ("started", "finished", "wall_s", "commit", "host")
+
+
+def record_invocation(path: str | Path, started: float, repo: str | Path) -> None:
+    """Append one finished invocation of the workflow to ``path`` (a TSV of :data:`RUNS_HEADER`, its header
+    written first): its UTC start and end, its wall seconds, the commit of ``repo`` (``-dirty`` with
+    uncommitted changes, ``unknown`` outside git) and the machine. A resumed run is several rows."""
+    import platform
+    import subprocess
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+        return out.stdout.strip() if out.returncode == 0 else ""
+
+    commit = (git("rev-parse", "--short=12", "HEAD") or "unknown") + ("-dirty" if git("status", "--porcelain") else "")
+    fmt = "%Y-%m-%d %H:%M:%S"
+    row = [
+        time.strftime(fmt, time.gmtime(started)),
+        time.strftime(fmt, time.gmtime()),
+        str(round(time.time() - started)),
+        commit,
+        f"{platform.machine()}, {os.cpu_count()} CPUs",
+    ]
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        if f.tell() == 0:
+            f.write("\t".join(RUNS_HEADER) + "\n")
+        f.write("\t".join(row) + "\n")

@@ -1,6 +1,5 @@
 import re
 import sys
-import time
 from argparse import Namespace
 from pathlib import Path
 
@@ -38,8 +37,6 @@ from polyvse.report.findings import active_claims, add_seed_replicas, findings_p
 from polyvse.report.gallery import gallery_candidates
 from polyvse.report.learning import learning_figures, learning_inputs, learning_plan
 from polyvse.translate.quality import mt_datasets
-from polyvse.runlock import claim_directory, release_directory
-from polyvse.stopping import cancel_scheduler_timers, stop_jobs_on_signals
 from polyvse.speech.settings import (
     check_speech_config,
     speech_report_dataset,
@@ -102,18 +99,6 @@ FINDINGS_PLAN = findings_plan(config, R)  # what the findings rule reads, once (
 # every trained model a table or figure reads, seed replicas included (rule learning, rules/report.smk)
 LEARNING_PLAN = learning_plan(config, R)
 LEARNING_FIGURES = learning_figures(LEARNING_PLAN, R)
-
-_STARTED = time.time()
-
-# A run killed with SIGKILL leaves snakemake's lock behind; this run clears it when
-# no run that could hold it is alive, and says in one line which live run holds it
-# otherwise (polyvse.runlock). Job processes on cluster nodes take no lock and claim
-# nothing.
-_SNAKEMAKE_DIR = Path(".snakemake")
-if workflow.is_main_process:
-    _lock_news = claim_directory(_SNAKEMAKE_DIR)
-    if _lock_news:
-        print(_lock_news, file=sys.stderr)
 
 
 def word_reports():
@@ -590,58 +575,6 @@ def mlmme_report_files(wildcards, name):
     variant = mlmme_report_variant(wildcards)
     ds = config["variants"][variant]["dataset"]
     return [f"{R}/{ds}/mlmme/{variant}/{run}/{name}" for run in variant_runs(config, variant)]
-
-
-# ----------------------------------------------------------------------------- run summary
-
-
-def _elapsed():
-    return time.strftime("%H:%M:%S", time.gmtime(time.time() - _STARTED))
-
-
-def _record_run():
-    """Append this invocation to logs/runs.tsv (the run time of the README and docs/results.md comes from it)."""
-    import os
-    import platform
-    import subprocess
-
-    def git(*args):
-        out = subprocess.run(["git", *args], cwd=workflow.basedir, capture_output=True, text=True)
-        return out.stdout.strip() if out.returncode == 0 else ""
-
-    commit = (git("rev-parse", "--short=12", "HEAD") or "unknown") + ("-dirty" if git("status", "--porcelain") else "")
-    path = Path("logs/runs.tsv")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fmt = "%Y-%m-%d %H:%M:%S"
-    row = [
-        time.strftime(fmt, time.gmtime(_STARTED)),
-        time.strftime(fmt, time.gmtime()),
-        str(round(time.time() - _STARTED)),
-        commit,
-        f"{platform.machine()}, {os.cpu_count()} CPUs",
-    ]
-    with path.open("a", encoding="utf-8") as f:
-        if f.tell() == 0:
-            f.write("started\tfinished\twall_s\tcommit\thost\n")
-        f.write("\t".join(row) + "\n")
-
-
-onstart:
-    # after snakemake's own SIGTERM handler (which waits for running jobs): stop them
-    stop_jobs_on_signals()
-
-
-onsuccess:
-    release_directory(_SNAKEMAKE_DIR)
-    _record_run()
-    cancel_scheduler_timers()
-    print(f"polyvse: workflow finished in {_elapsed()} (h:m:s); tables are in {R}/")
-
-
-onerror:
-    release_directory(_SNAKEMAKE_DIR)
-    cancel_scheduler_timers()
-    print(f"polyvse: workflow failed after {_elapsed()} (h:m:s); see the log named above and logs/")
 
 
 def text_datasets():

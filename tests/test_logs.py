@@ -79,3 +79,15 @@ def test_the_last_line_says_the_jobs_cpu_time_and_peak_memory_as_it_measured_the
             assert cpu >= 0.6 and rss >= 200
         else:
             assert wall >= 0.6 and cpu < 0.5 and rss < 200
+
+
+def test_the_run_record_gets_a_header_then_one_row_an_invocation(tmp_path):
+    from polyvse.logs import RUNS_HEADER, record_invocation
+
+    runs = tmp_path / "logs" / "runs.tsv"
+    record_invocation(runs, time.time() - 65, tmp_path)  # not a git repository: its commit is unknown
+    record_invocation(runs, time.time() - 5, tmp_path)
+    header, first, second = runs.read_text(encoding="utf-8").splitlines()
+    assert header.split("\t") == list(RUNS_HEADER)
+    assert first.split("\t")[2] == "65" and first.split("\t")[3] == "unknown"
+    assert second.split("\t")[2] == "5" and "CPUs" in second.split("\t")[4]
