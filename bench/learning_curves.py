@@ -137,7 +137,7 @@ def with_colour_words_swapped(captions: pd.DataFrame, lang: str = "en", seed: in
     (seeded): their test mR against the captions' as written tells how much a model reads the colour words."""
     import re
 
-    from polyvse.data.synthetic_scene import COLOURS
+    from polyvse.data.synthetic.scene import COLOURS
 
     colour_word = re.compile(r"\b(" + "|".join(COLOURS) + r")\b", re.IGNORECASE)
     rng = np.random.default_rng(seed)

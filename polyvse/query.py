@@ -33,7 +33,7 @@ from polyvse.text.encoded import encode_captions, padded_tokens
 from polyvse.text.vocab import Vocabulary
 
 if TYPE_CHECKING:
-    from polyvse.data.synthetic_scene import Scene
+    from polyvse.data.synthetic.scene import Scene
     from polyvse.evaluate.described import Description
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp")

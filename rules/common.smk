@@ -29,7 +29,7 @@ from polyvse.config import (
 )
 from polyvse.config_files import located, read_schema, schema_violation, with_schema_defaults
 from polyvse.data.adapters import dataset_settings, raw_files
-from polyvse.data.synthetic_corpus import english_share_for
+from polyvse.data.synthetic.corpus import english_share_for
 from polyvse.errors import ConfigFileError
 from polyvse.needs import HOW_TO_TRANSLATE, mt_available, prune_to_available
 from polyvse.report.any_to_any import any_to_any_replicas, model_evaluations

@@ -24,7 +24,7 @@ rule vocab:
 
 rule corpus:
     """Synthetic datasets: one language's text-only corpus, the captions' grammar and
-    lexicon on unrendered scenes (polyvse.data.synthetic_corpus), the stand-in for the
+    lexicon on unrendered scenes (polyvse.data.synthetic.corpus), the stand-in for the
     Wikipedia text of the papers' FastText vectors (SMALR §3.1/§4, MULE §Experiments)."""
     output:
         f"{R}/{{dataset}}/corpus/{{lang}}.txt",

@@ -15,9 +15,9 @@ import yaml
 from polyvse.data.adapters import make_dataset
 from polyvse.data.stats import dataset_stats
 from polyvse.data.synthetic import build_dataset
-from polyvse.data.synthetic_corpus import english_share_for, text_corpus, write_text_corpus
-from polyvse.data.synthetic_lang import EN_NOUN
-from polyvse.data.synthetic_lexicon import EN_NOUN_VARIANTS
+from polyvse.data.synthetic.corpus import english_share_for, text_corpus, write_text_corpus
+from polyvse.data.synthetic.languages.base import EN_NOUN
+from polyvse.data.synthetic.lexicon import EN_NOUN_VARIANTS
 from polyvse.errors import InputError
 from polyvse.text.fasttext_vectors import read_corpus, vocabulary_vectors
 from polyvse.text.tokenize import tokenize
@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _synonyms() -> dict[str, set[str]]:
     """English one-word shape nouns -> the forms of the *other* words for the same concept
-    (synonyms and hyponyms of synthetic_lexicon.EN_NOUN_VARIANTS; a word's own plural is no synonym)."""
+    (synonyms and hyponyms of synthetic.lexicon.EN_NOUN_VARIANTS; a word's own plural is no synonym)."""
     out: dict[str, set[str]] = {}
     for concept, forms in EN_NOUN.items():
         lexemes = [set(forms)] + [set(v) for v in EN_NOUN_VARIANTS.get(concept, ()) if " " not in v[0]]

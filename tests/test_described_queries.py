@@ -11,7 +11,7 @@ import yaml
 from snakemake.utils import validate
 
 from polyvse.data.synthetic import image_id, make_scene
-from polyvse.data.synthetic_scene import ObjectGroup, Scene
+from polyvse.data.synthetic.scene import ObjectGroup, Scene
 from polyvse.evaluate.described import (
     Description,
     descriptions,

@@ -89,3 +89,33 @@ def test_query_reads_a_trained_model_without_the_training_code():
     """`polyvse query` loads any family through polyvse.models.trained: what it needs of a model is the
     model, not how it was trained."""
     assert not [m for m in imported(REPO / "polyvse" / "query.py") if package_of(m) == "train"]
+
+
+def test_the_synthetic_data_s_modules_import_each_other_without_a_circle():
+    """The scene, the lexicon, a caption's plan and the languages' realisers build on each other one way: the
+    lexicon takes the realisers' glossaries as an argument (lexicon.use_glossaries) instead of importing them."""
+    package = REPO / "polyvse" / "data" / "synthetic"
+    modules = {
+        ".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__"): p for p in package.rglob("*.py")
+    }
+
+    def targets(path: Path) -> set[str]:
+        """What ``path`` imports of the package: ``from pkg import module`` imports that module."""
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in modules:
+                found |= {
+                    f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                    for a in node.names
+                }
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name in modules}
+        return found
+
+    graph = {m: targets(p) - {m} for m, p in modules.items()}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in graph[start])
+
+    circles = sorted(m for m in graph if reaches(m, m, {m}))
+    assert not circles, f"modules in an import circle: {circles}"

@@ -363,7 +363,7 @@ def test_closed_lexicon_output_is_byte_identical_to_the_closed_only_generator():
 def test_group_count_draw_is_generator_choice():
     """sample_scene draws its number of groups as rng.choice(GROUP_COUNTS, p=GROUP_COUNT_P) did (the
     datasets and corpora of earlier runs), consuming the same one uniform draw."""
-    from polyvse.data.synthetic_scene import GROUP_COUNT_P, GROUP_COUNTS, sample_scene
+    from polyvse.data.synthetic.scene import GROUP_COUNT_P, GROUP_COUNTS, sample_scene
 
     for seed in range(3000):
         ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from polyvse.data import synthetic_lexicon as lex
+from polyvse.data.synthetic import lexicon as lex
 from polyvse.data.adapters import make_dataset
 from polyvse.data.synthetic import (
     CaptionPlan,
@@ -25,8 +25,8 @@ from polyvse.data.synthetic import (
     render_scene,
     write_dictionaries,
 )
-from polyvse.data.synthetic_corpus import text_corpus
-from polyvse.data.synthetic_scene import CHROMATIC
+from polyvse.data.synthetic.corpus import text_corpus
+from polyvse.data.synthetic.scene import CHROMATIC
 from polyvse.errors import InputError
 from polyvse.text.tokenize import tokenize
 from polyvse.translate.dictionary import segment_greedy
@@ -281,7 +281,7 @@ def test_kinds_are_said_in_every_language_as_it_forms_such_words():
 def test_kinds_are_visible_in_the_image():
     """A kind is drawn with its own geometry: a different silhouette from its shape's and from
     another kind's, in the same place and colour."""
-    from polyvse.data.synthetic_scene import SHAPES, kind_geometry
+    from polyvse.data.synthetic.scene import SHAPES, kind_geometry
 
     assert lex.KIND_SHAPES == SHAPES  # the lexicon's copy (the scene module imports the lexicon)
 

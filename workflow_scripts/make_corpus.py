@@ -2,7 +2,7 @@
 
 import time
 
-from polyvse.data.synthetic_corpus import write_text_corpus
+from polyvse.data.synthetic.corpus import write_text_corpus
 from polyvse.logs import job_log
 
 with job_log(snakemake.log[0], "corpus") as log:

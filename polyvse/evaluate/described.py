@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from polyvse.data.synthetic_lang import EN_NOUN
-from polyvse.data.synthetic_scene import COLOURS, SHAPES, Scene
+from polyvse.data.synthetic.languages.base import EN_NOUN
+from polyvse.data.synthetic.scene import COLOURS, SHAPES, Scene
 
 NUMBER_WORDS = {1: "a", 2: "two", 3: "three"}
 """English number words of the synthetic captions' counts."""

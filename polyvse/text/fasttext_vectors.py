@@ -6,7 +6,7 @@ start every word from a FastText vector. Two sources:
 
 * **trained here** (the default): a skip-gram FastText model
   (:func:`train_fasttext`) on the language's text-only corpus (synthetic
-  datasets: :func:`polyvse.data.synthetic_corpus.text_corpus`, the stand-in for
+  datasets: :func:`polyvse.data.synthetic.corpus.text_corpus`, the stand-in for
   the papers' Wikipedia text; read by :func:`read_corpus`) or else its training
   captions, written one tokenised sentence a line with tokens joined by spaces,
   so that FastText sees the words our tokenizer produces (zh/ja characters, by

@@ -8,7 +8,7 @@ depends on how far a language's grammar is from the source's (BLEU en→ja 50 bu
 en→ar 0.8 on the synthetic data) and no error rate can calibrate it.
 
 A synthetic caption is the realisation of a language-independent plan
-(:func:`polyvse.data.synthetic_lang.caption_plan`), and the grammar that wrote it
+(:func:`polyvse.data.synthetic.plan.caption_plan`), and the grammar that wrote it
 can say the same plan in every language: this backend is what a rule-based
 transfer system with that grammar would do. ``translate_batch`` looks the source
 text up in a table of plan realisations

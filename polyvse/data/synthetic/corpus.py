@@ -3,7 +3,7 @@
 SMALR §3.1/§4 and MULE §Experiments initialise their word embeddings with FastText
 vectors trained on large monolingual text (Wikipedia / Common Crawl), far more
 text than the captions. The synthetic stand-in is the same grammar and lexicon
-(:mod:`polyvse.data.synthetic_lang`, :mod:`polyvse.data.synthetic_lexicon`)
+(:mod:`polyvse.data.synthetic.languages`, :mod:`polyvse.data.synthetic.lexicon`)
 run on sampled scenes that are never rendered: plans drawn from scenes, realised
 in one language. With ``lexicon="long_tail"`` it draws from the same Zipf-weighted
 pools, so a larger corpus covers more of the captions' rare words (but, like
@@ -23,9 +23,10 @@ import numpy as np
 
 from polyvse import LANGUAGES
 from polyvse.data.stats import count_tokens
-from polyvse.data.synthetic_lang import REALISERS, caption_plan, realise
-from polyvse.data.synthetic_lexicon import LEXICONS
-from polyvse.data.synthetic_scene import sample_scene
+from polyvse.data.synthetic.languages import REALISERS, realise
+from polyvse.data.synthetic.plan import caption_plan
+from polyvse.data.synthetic.lexicon import LEXICONS
+from polyvse.data.synthetic.scene import sample_scene
 from polyvse.errors import InputError
 from polyvse.io import write_text
 

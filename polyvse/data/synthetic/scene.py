@@ -6,11 +6,11 @@ in one of five regions of the image; regions are far enough apart that groups do
 not overlap much. The renderer adds small jitter (position, rotation, shade) from
 its rng, so that images of equal scenes are not pixel-identical templates.
 
-With ``lexicon="long_tail"`` (:mod:`polyvse.data.synthetic_lexicon`) a group can
+With ``lexicon="long_tail"`` (:mod:`polyvse.data.synthetic.lexicon`) a group can
 also be a light or dark shade of its colour, drawn after every draw of the closed
 sampler (so closed scenes are unchanged) and rendered as a tint or shade of the
 base colour: the long-tail captions' shade words name something visible. A group can
-also be a named *kind* of its shape (:data:`~polyvse.data.synthetic_lexicon.KIND_P`, its
+also be a named *kind* of its shape (:data:`~polyvse.data.synthetic.lexicon.KIND_P`, its
 rank Zipf-weighted), drawn with the kind's own geometry (:func:`kind_geometry`: an oval
 or a flat rectangle, a star of four to eight points, a saltire...), so that the kinds'
 words, most of them rare, name something the image shows.
@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from PIL import Image, ImageDraw
 
-from polyvse.data.synthetic_lexicon import KIND_P, KIND_SHAPES, KIND_ZIPF, KINDS_PER_SHAPE, LEXICON_SEED, SHADE_P
-from polyvse.data.synthetic_lexicon import zipf_rank_of
+from polyvse.data.synthetic.lexicon import KIND_P, KIND_SHAPES, KIND_ZIPF, KINDS_PER_SHAPE, LEXICON_SEED, SHADE_P
+from polyvse.data.synthetic.lexicon import zipf_rank_of
 
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring")
 COLOURS: tuple[str, ...] = ("red", "orange", "yellow", "green", "blue", "purple", "black", "white")

@@ -1,8 +1,8 @@
 """The embedded default dataset: rendered scenes with "human" captions in eleven languages.
 
 docs/architecture.md, The embedded default data. Every image is a scene graph
-(:mod:`polyvse.data.synthetic_scene`) rendered with PIL; its captions come from
-per-language grammars (:mod:`polyvse.data.synthetic_lang`). Which languages have
+(:mod:`polyvse.data.synthetic.scene`) rendered with PIL; its captions come from
+per-language grammars (:mod:`polyvse.data.synthetic.languages`). Which languages have
 "human" captions mirrors the real datasets (profiles):
 
 * ``m30k`` (Multi30K, MULE §Experiments "Datasets"; SMALR §4): en ×5 and de ×5
@@ -20,12 +20,12 @@ images whatever the order of generation, and adding a language or a profile
 does not change the captions of another language.
 
 Lexicon: ``closed`` is the small hand-written grammar (these functions' default);
-``long_tail`` (:mod:`polyvse.data.synthetic_lexicon`; the workflow's
+``long_tail`` (:mod:`polyvse.data.synthetic.lexicon`; the workflow's
 default, config/schema.yaml ``datasets.<ds>.synthetic.lexicon``) adds shades,
 synonyms, evaluations and Zipf-weighted generated names for a Multi30K-like long
 tail. The text-only corpus of the same grammar, on which the workflow trains
 FastText (SMALR §3.1, MULE §Experiments), is
-:func:`polyvse.data.synthetic_corpus.text_corpus`.
+:func:`polyvse.data.synthetic.corpus.text_corpus`.
 """
 
 from __future__ import annotations
@@ -39,18 +39,10 @@ import pandas as pd
 from PIL import Image
 
 from polyvse import LANGUAGES
-from polyvse.data.synthetic_lang import (
-    CaptionPlan,
-    Mention,
-    REALISERS,
-    TEMPLATES,
-    caption,
-    caption_plan,
-    glossary,
-    realise,
-)
-from polyvse.data.synthetic_lexicon import LEXICONS
-from polyvse.data.synthetic_scene import ObjectGroup, Scene, render_scene, sample_scene
+from polyvse.data.synthetic.languages import REALISERS, caption, glossary, realise
+from polyvse.data.synthetic.plan import TEMPLATES, CaptionPlan, Mention, caption_plan
+from polyvse.data.synthetic.lexicon import LEXICONS
+from polyvse.data.synthetic.scene import ObjectGroup, Scene, render_scene, sample_scene
 from polyvse.errors import InputError
 from polyvse.io import atomic_path, write_text
 
@@ -203,7 +195,7 @@ def build_dataset(
     (coco) have one; in coco, Japanese is on ``COCO_JA_P`` of the training images and
     Chinese on ``COCO_ZH_P`` of them, but on at least ``zh_min_images``. ``langs``
     restricts the profile's languages (m30k, coco) or names them (all; default: every
-    language). ``lexicon``: ``closed`` (the small grammars) or ``long_tail`` (:mod:`polyvse.data.synthetic_lexicon`:
+    language). ``lexicon``: ``closed`` (the small grammars) or ``long_tail`` (:mod:`polyvse.data.synthetic.lexicon`:
     shades, synonyms, evaluations, names; SMALR §1). Images are not rendered
     here (:func:`write_dataset`), so captions alone are cheap.
     """

@@ -4,7 +4,7 @@ SMALR §1/§3 motivates its design with real vocabularies being too large and to
 long-tailed to learn from captions alone (Multi30K's first 1,000 training images:
 4,042 English types, 44 % of them seen once). The closed synthetic grammars have
 50–90 words; this module adds what makes a vocabulary long-tailed, while keeping
-the two steps of :mod:`polyvse.data.synthetic_lang` (a language-independent plan,
+the two steps of :mod:`polyvse.data.synthetic.plan` and :mod:`~polyvse.data.synthetic.languages` (a language-independent plan,
 then one realiser per language):
 
 * **Choice of variants is in the plan.** A plan carries concept ids and *variant
@@ -22,7 +22,7 @@ then one realiser per language):
   kinds, a star with six thin points, a long flat rectangle, a saltire, an oval
   ring... A group of a long-tail scene is a kind of its shape with probability
   :data:`KIND_P` (its rank Zipf-weighted, :data:`KIND_ZIPF`), drawn with the kind's
-  own geometry (:func:`polyvse.data.synthetic_scene.kind_geometry`), and a caption
+  own geometry (:func:`polyvse.data.synthetic.scene.kind_geometry`), and a caption
   says its kind with probability :data:`SAY_KIND_P` (else the shape, its hypernym).
   A kind's word is generated (two syllables, :func:`kind_word`), like a loanword,
   in every language's script, and joins the noun as that language forms such words:
@@ -61,13 +61,14 @@ seen once, test OOV 0.30 % (the scale config's splits; real Multi30K: 17,712, 34
 The kinds are seldom seen once (72 of the 723): the five captions of an image
 name its kinds again, as Multi30K's annotators name an image's rare objects.
 This is the workflow's default lexicon; FastText learns its vectors from
-a text-only corpus of the same lexicon (:mod:`polyvse.data.synthetic_corpus`), as
+a text-only corpus of the same lexicon (:mod:`polyvse.data.synthetic.corpus`), as
 SMALR §3.1 and MULE §Experiments learn theirs from Wikipedia, not from the captions.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -134,14 +135,38 @@ IDEOGRAPH_ZIPF = 1.0
 _CJK_BLOCK = (0x4E00, 0x9FA5)
 
 
+Glossary = Sequence[tuple[str, str]]
+"""``(english, word)`` pairs of one language."""
+
+# Every language's (closed, long-tail) glossary: the words of the realisers, which the generated words (the
+# kinds' words, the names' characters) must not be. The realisers use this module, so they hand their
+# glossaries over once they exist (polyvse.data.synthetic.languages calls use_glossaries on import).
+_GLOSSARIES: dict[str, tuple[Glossary, Glossary]] = {}
+
+
+def use_glossaries(glossaries: Mapping[str, tuple[Glossary, Glossary]]) -> None:
+    """Take every language's ``(closed glossary, long-tail glossary)``: the words the generated words must
+    not collide with. English's closed glossary is empty (English glosses the others)."""
+    _GLOSSARIES.clear()
+    _GLOSSARIES.update({lang: (tuple(closed), tuple(long_tail)) for lang, (closed, long_tail) in glossaries.items()})
+    _ideographs.cache_clear()
+    _kind_codes.cache_clear()
+
+
+def _glossaries() -> dict[str, tuple[Glossary, Glossary]]:
+    if not _GLOSSARIES:
+        raise RuntimeError(
+            "the languages' glossaries are not known: import polyvse.data.synthetic.languages before drawing words"
+        )
+    return _GLOSSARIES
+
+
 @lru_cache(maxsize=2)
 def _ideographs(lang: str) -> tuple[tuple[str, ...], ...]:
     """For each of the N_SYLLABLES syllables, its IDEOGRAPHS_PER_SYLLABLE characters in ``lang`` (zh or ja),
     most frequent first."""
-    from polyvse.data.synthetic_lang import REALISERS  # the realisers import this module
-
-    realiser = REALISERS[lang]
-    words = [w for _, w in (*realiser.glossary(), *realiser.long_tail_glossary())]
+    closed, long_tail = _glossaries()[lang]
+    words = [w for _, w in (*closed, *long_tail)]
     words += [*FRAMES[lang], *EVALUATIVE_WORDS[lang], *DEGREE_WORDS[lang], ZH_DEFAULT_DEGREE]
     reserved = {ch for w in words for ch in w} | {ch for chars in _HANZI.values() for ch in chars}
     rng = np.random.default_rng([LEXICON_SEED, ("zh", "ja").index(lang)])
@@ -294,11 +319,9 @@ def _kind_codes() -> tuple[int, ...]:
     from all 60², leaving out every code whose word is already a word of some language's captions
     (``rote`` is German for red). Distinct codes are distinct words in every script but Arabic's,
     whose letters merge some vowels (and b with p): there, as in real loanwords, two kinds may share one."""
-    from polyvse.data.synthetic_lang import REALISERS  # the realisers import this module
-
     reserved: dict[str, set[str]] = {script: set() for script in KIND_SCRIPTS}
-    for lang, realiser in REALISERS.items():
-        pairs = [*realiser.long_tail_glossary()] + ([] if lang == "en" else [*realiser.glossary()])
+    for lang, (closed, long_tail) in _glossaries().items():
+        pairs = [*long_tail, *closed]
         texts = [w for pair in pairs for w in pair] + [*FRAMES[lang], *EVALUATIVE_WORDS[lang], *DEGREE_WORDS[lang]]
         # a frame's words lose its {placeholders}; the English glosses go to the Latin script's words
         words = {t for text in texts for t in text.lower().replace("{", " ").replace("}", " ").split()}
@@ -314,7 +337,7 @@ def _kind_codes() -> tuple[int, ...]:
     raise AssertionError("too few two-syllable codes for the kinds")
 
 
-KIND_SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring")  # synthetic_scene.SHAPES
+KIND_SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring")  # scene.SHAPES
 
 
 def kind_word(shape: str, kind: int, lang: str) -> str:
