@@ -223,6 +223,21 @@ def described_model_dir():
 # before the short ones, so that a run does not end on one long job beside an idle core. Measured
 # on the default DAG, 2 cores, before priorities: a job ran alone for 266 s of the 48 minutes (the
 # image features, and the speech branch's utterances and log-Mel stores, started late among them).
+# ----------------------------------------------------------------------------- paths several rules read
+
+
+def image_feature_files(dataset):
+    """The run's image features of ``dataset`` (a name, or "{dataset}" in a rule's pattern) and their ids."""
+    base = f"{R}/{dataset}/image_features/{BACKBONE}"
+    return {"features": f"{base}.npy", "ids": f"{base}.ids.txt"}
+
+
+def captions_file(dataset, origin):
+    """The captions table of ``dataset`` that a model of ``origin`` reads: the human captions, or those with
+    their machine translations (``augmented``)."""
+    return f"{R}/{dataset}/{'captions_augmented' if origin == 'augmented' else 'captions'}.parquet"
+
+
 PRIORITY = {"upstream": 4, "data": 3, "long_training": 2, "training": 1}
 
 
@@ -255,8 +270,7 @@ def train_vocab_files(wildcards):
 
 def training_captions_file(wildcards):
     v = config["variants"][wildcards.variant]
-    name = "captions_augmented" if v["captions"] == "augmented" else "captions"
-    return f"{R}/{v['dataset']}/{name}.parquet"
+    return captions_file(v["dataset"], v["captions"])
 
 
 def report_eval_files(wildcards):
@@ -324,8 +338,7 @@ def fasttext_inputs(wildcards):
     elif ds["adapter"] == "synthetic" and ds["synthetic"]["corpus_sentences"] > 0:
         inputs["corpus"] = f"{R}/{wildcards.dataset}/corpus/{wildcards.lang}.txt"
     else:
-        name = "captions_augmented" if wildcards.origin == "augmented" else "captions"
-        inputs["captions"] = f"{R}/{wildcards.dataset}/{name}.parquet"
+        inputs["captions"] = captions_file(wildcards.dataset, wildcards.origin)
     return inputs
 
 
@@ -357,7 +370,7 @@ def pretrain_inputs(wildcards):
     origin = "augmented" if augmented else "human"
     ds = wildcards.dataset
     return {
-        "captions": f"{R}/{ds}/{'captions_augmented' if augmented else 'captions'}.parquet",
+        "captions": captions_file(ds, origin),
         "vocab": expand(f"{R}/{ds}/vocab/{origin}/{{lang}}.tsv", lang=s["langs"]),
         "fasttext": expand(f"{R}/{ds}/fasttext/{origin}/{{lang}}.npy", lang=s["langs"]),
     }
@@ -374,8 +387,7 @@ def train_inputs(wildcards):
     ds = v["dataset"]
     inputs = {
         "captions": training_captions_file(wildcards),
-        "features": f"{R}/{ds}/image_features/{BACKBONE}.npy",
-        "ids": f"{R}/{ds}/image_features/{BACKBONE}.ids.txt",
+        **image_feature_files(ds),
         "vocab": train_vocab_files(wildcards),
     }
     needs = variant_needs(variant_settings(config, wildcards.variant))
@@ -410,9 +422,8 @@ def evaluation_inputs(wildcards):
     augmented = needs_translations(config, wildcards.variant, wildcards.protocol)
     inputs = {
         "model": f"{R}/{dataset}/models/{wildcards.variant}/model.pt",
-        "captions": f"{R}/{dataset}/{'captions_augmented' if augmented else 'captions'}.parquet",
-        "features": f"{R}/{dataset}/image_features/{BACKBONE}.npy",
-        "ids": f"{R}/{dataset}/image_features/{BACKBONE}.ids.txt",
+        "captions": captions_file(dataset, "augmented" if augmented else "human"),
+        **image_feature_files(dataset),
     }
     if wildcards.protocol != "direct":
         inputs["translations"] = f"{R}/{dataset}/test_translations.parquet"
@@ -443,8 +454,7 @@ def speech_view_inputs(wildcards):
     return {
         "utterances": f"{R}/{dataset}/utterances.parquet",
         "logmel": expand(f"{R}/{dataset}/logmel/{{lang}}.npz", lang=config["datasets"][dataset]["langs"]),
-        "features": f"{R}/{dataset}/image_features/{BACKBONE}.npy",
-        "ids": f"{R}/{dataset}/image_features/{BACKBONE}.ids.txt",
+        **image_feature_files(dataset),
     }
 
 
@@ -473,9 +483,8 @@ def joint_files(s):
     """The files a joint variant of settings ``s`` (joint_variant_settings) reads."""
     ds = s["dataset"]
     inputs = {
-        "captions": f"{R}/{ds}/captions.parquet",
-        "features": f"{R}/{ds}/image_features/{BACKBONE}.npy",
-        "ids": f"{R}/{ds}/image_features/{BACKBONE}.ids.txt",
+        "captions": captions_file(ds, "human"),
+        **image_feature_files(ds),
     }
     if s["text_langs"]:
         inputs["vocab"] = expand(f"{R}/{ds}/vocab/human/{{lang}}.tsv", lang=s["text_langs"])
@@ -530,9 +539,8 @@ def translator_target_origin(wildcards):
 def translator_train_inputs(wildcards):
     origin = translator_target_origin(wildcards)
     inputs = {
-        "captions": f"{R}/{wildcards.dataset}/{'captions_augmented' if origin == 'augmented' else 'captions'}.parquet",
-        "features": f"{R}/{wildcards.dataset}/image_features/{BACKBONE}.npy",
-        "ids": f"{R}/{wildcards.dataset}/image_features/{BACKBONE}.ids.txt",
+        "captions": captions_file(wildcards.dataset, origin),
+        **image_feature_files(wildcards.dataset),
         "vocab": f"{R}/{wildcards.dataset}/vocab/{origin}/{translator_lang(wildcards, 'target')}.tsv",
         "vectors": translator_vectors(wildcards, "target", origin),
     }

@@ -30,9 +30,8 @@ rule mlmme_train:
     retrieval: sentence→image and image→sentence per language, and sentence→sentence
     between every two of its languages."""
     input:
+        **image_feature_files("{dataset}"),
         captions=f"{R}/{{dataset}}/captions.parquet",
-        features=f"{R}/{{dataset}}/image_features/{BACKBONE}.npy",
-        ids=f"{R}/{{dataset}}/image_features/{BACKBONE}.ids.txt",
         vocab=lambda wc: expand(
             f"{R}/{wc.dataset}/vocab/human/{{lang}}.tsv",
             lang=mlmme_run_settings(config, wc.variant, wc.mlmme_run)["langs"],
@@ -67,9 +66,8 @@ rule mlmme_train_seeds:
     trained and evaluated as rule mlmme_train does, one after the other in one job: the job's
     start-up and the reading of the data are paid once, not once per seed."""
     input:
+        **image_feature_files("{dataset}"),
         captions=f"{R}/{{dataset}}/captions.parquet",
-        features=f"{R}/{{dataset}}/image_features/{BACKBONE}.npy",
-        ids=f"{R}/{{dataset}}/image_features/{BACKBONE}.ids.txt",
         vocab=lambda wc: expand(
             f"{R}/{wc.dataset}/vocab/human/{{lang}}.tsv",
             lang=mlmme_run_settings(config, wc.variant, wc.mlmme_run)["langs"],

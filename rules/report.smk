@@ -175,13 +175,12 @@ rule gallery:
         ],
         data=lambda wc: sorted(
             {
-                f"{R}/{config['variants'][v]['dataset']}/{name}"
-                for v in gallery_variants(wc.report)
-                for name in (
-                    "captions.parquet",
-                    "images.parquet",
-                    f"image_features/{BACKBONE}.npy",
-                    f"image_features/{BACKBONE}.ids.txt",
+                path
+                for ds in {config["variants"][v]["dataset"] for v in gallery_variants(wc.report)}
+                for path in (
+                    f"{R}/{ds}/captions.parquet",
+                    f"{R}/{ds}/images.parquet",
+                    *image_feature_files(ds).values(),
                 )
             }
         ),
@@ -214,10 +213,9 @@ rule described_queries:
     circle", "two blue stars"): each query's precision at k against the images whose scene plans show
     it (polyvse.evaluate.described), and their mean."""
     input:
+        unpack(lambda wc: image_feature_files(described_dataset())),
         model=lambda wc: f"{described_model_dir()}/model.pt",
         images=lambda wc: f"{R}/{described_dataset()}/images.parquet",
-        features=lambda wc: f"{R}/{described_dataset()}/image_features/{BACKBONE}.npy",
-        ids=lambda wc: f"{R}/{described_dataset()}/image_features/{BACKBONE}.ids.txt",
     output:
         tsv=f"{R}/described_queries.tsv",
         md=f"{R}/described_queries.md",

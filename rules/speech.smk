@@ -152,13 +152,12 @@ rule speech_gallery:
     in each language: each query (its transcript) beside its top gallery.top_k test images, the image it
     describes outlined (polyvse.report.gallery)."""
     input:
+        unpack(lambda wc: image_feature_files(speech_report_dataset(config, wc.speech_report))),
         evals=speech_report_files("evals"),
         models=speech_report_files("models"),
         utterances=lambda wc: f"{R}/{speech_report_dataset(config, wc.speech_report)}/utterances.parquet",
         captions=lambda wc: f"{R}/{speech_report_dataset(config, wc.speech_report)}/captions.parquet",
         images=lambda wc: f"{R}/{speech_report_dataset(config, wc.speech_report)}/images.parquet",
-        features=lambda wc: f"{R}/{speech_report_dataset(config, wc.speech_report)}/image_features/{BACKBONE}.npy",
-        ids=lambda wc: f"{R}/{speech_report_dataset(config, wc.speech_report)}/image_features/{BACKBONE}.ids.txt",
     output:
         report(f"{R}/gallery/{{speech_report}}.png", category="Gallery", caption="../report/gallery.rst"),
     log:

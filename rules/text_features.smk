@@ -2,7 +2,7 @@ rule vocab:
     """Token counts of one language's training captions (no test word leaks in),
     from the human captions or from human + machine-translated ones."""
     input:
-        captions=lambda wc: f"{R}/{wc.dataset}/{'captions_augmented' if wc.origin == 'augmented' else 'captions'}.parquet",
+        captions=lambda wc: captions_file(wc.dataset, wc.origin),
     output:
         f"{R}/{{dataset}}/vocab/{{origin}}/{{lang}}.tsv",
     log:

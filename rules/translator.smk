@@ -60,9 +60,8 @@ rule translator_source:
     """The source-language VSE model over its frozen word vectors, on all its human
     captions; T1 and T2 start from its text encoder and image branch."""
     input:
+        **image_feature_files("{dataset}"),
         captions=f"{R}/{{dataset}}/captions.parquet",
-        features=f"{R}/{{dataset}}/image_features/{BACKBONE}.npy",
-        ids=f"{R}/{{dataset}}/image_features/{BACKBONE}.ids.txt",
         vocab=lambda wc: f"{R}/{wc.dataset}/vocab/human/{translator_lang(wc, 'source')}.tsv",
         vectors=lambda wc: translator_vectors(wc, "source", "human"),
     output:
