@@ -341,7 +341,7 @@ def test_every_family_trains_and_rebuilds_from_its_checkpoint(data, tmp_path, fa
         a = model.embed_sentences(tokens, lengths, enc.lang)
         b = trained.model.embed_sentences(tokens, lengths, enc.lang)
     assert torch.allclose(a, b) and torch.allclose(a.norm(dim=1), torch.ones(4), atol=1e-5)
-    summary = trained.parameter_summary()
+    summary = trained.summary()
     assert (summary["params_train"], summary["params_test"]) == trained.model.parameter_counts()
     expected_phases = ["lp"] if family == "mule" else []
     assert sorted(p.name for p in (tmp_path / "ckpt").iterdir() if p.is_dir()) == expected_phases

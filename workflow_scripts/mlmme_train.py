@@ -44,7 +44,7 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
             threads=snakemake.threads,
         )
         write_tsv(trained.fit.log, epochs_file, float_format="%.5g")
-        write_json({"run": run, **trained.parameter_summary()}, params_file)
+        write_json({"run": run, **trained.summary()}, params_file)
         saved = trained.saved()
         save_torch(saved, model_file)
         # sentence→image, image→sentence per language and sentence→sentence between its languages on

@@ -73,7 +73,7 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
             inputs=inputs,
         )
         write_tsv(trained.fit.log, epochs_file, float_format="%.5g")
-        summary = trained.parameter_summary()
+        summary = trained.summary()
         if hasattr(trained.vocab, "n_mapped"):
             summary["dictionary_mapped_words"] = trained.vocab.n_mapped()
         write_json({"variant": variant, "vocabulary_size": len(trained.vocab), **summary}, params_file)

@@ -181,6 +181,7 @@ class TrainedJointModel:
         }
 
     def summary(self) -> dict[str, Any]:
+        """What params.json records of the training: parameter counts, validation score, and when and why it stopped."""
         return {
             "params": int(self.model.parameter_count()),
             "views": self.model.view_names,

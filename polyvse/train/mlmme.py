@@ -200,7 +200,8 @@ class TrainedMLMME:
             "beta": self.settings["beta"],
         }
 
-    def parameter_summary(self) -> dict:
+    def summary(self) -> dict:
+        """What params.json records of the training: parameter counts, validation score, and when and why it stopped."""
         train, test = self.model.parameter_counts()
         return {
             "langs": self.settings["langs"],

@@ -51,7 +51,8 @@ class TrainedModel:
             "max_len": self.max_len,
         }
 
-    def parameter_summary(self) -> dict:
+    def summary(self) -> dict:
+        """What params.json records of the training: parameter counts, validation score, and when and why it stopped."""
         train, test = self.model.parameter_counts()
         return {
             "params_train": int(train),

@@ -81,6 +81,7 @@ class TrainedSpeechModel:
         }
 
     def summary(self) -> dict[str, Any]:
+        """What params.json records of the training: parameter counts, validation score, and when and why it stopped."""
         return {
             "params": int(self.model.parameter_count()),
             "val_recall": round(float(self.fit.best_score), 3),
