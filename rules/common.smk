@@ -32,8 +32,9 @@ from polyvse.data.adapters import dataset_settings, raw_files
 from polyvse.data.synthetic.corpus import english_share_for
 from polyvse.errors import ConfigFileError
 from polyvse.needs import HOW_TO_TRANSLATE, mt_available, prune_to_available
-from polyvse.report.any_to_any import any_to_any_replicas, model_evaluations
-from polyvse.report.findings import active_claims, add_seed_replicas, findings_plan, plan_files, replica, seed_groups
+from polyvse.report.any_to_any import model_evaluations
+from polyvse.plan import add_seed_replicas
+from polyvse.report.findings import active_claims, findings_plan, plan_files, replica, seed_groups
 from polyvse.report.gallery import gallery_candidates
 from polyvse.report.learning import learning_figures, learning_inputs, learning_plan
 from polyvse.translate.quality import mt_datasets
@@ -83,11 +84,10 @@ if _left_out:
             file=sys.stderr,
         )
 
-# Findings (polyvse.report.findings): every row a claim of the seed papers compares is
-# trained findings.seeds times; the replicas ({variant}-s{k}, seed + k) join the config here.
-FINDINGS_REPLICAS = add_seed_replicas(config)
-# and every model an any_to_any report compares, as many times (polyvse.report.any_to_any)
-ANY_TO_ANY_REPLICAS = any_to_any_replicas(config)
+# Every row a claim of the seed papers compares (polyvse.report.findings), and every model an any_to_any
+# report compares, is trained findings.seeds times: the replicas ({variant}-s{k}, seed + k) join the config
+# here, and only here (polyvse.plan).
+FINDINGS_REPLICAS, ANY_TO_ANY_REPLICAS = add_seed_replicas(config)
 # A variant and its seed replicas differ in the seed alone: one job trains them all, paying the
 # start-up (torch's import) and the reading of the data once (rules train_seeds, speech_train_seeds).
 SEED_GROUPS = seed_groups(config)

@@ -10,11 +10,10 @@ import pandas as pd
 
 from polyvse.config import variant_settings
 from polyvse.speech.settings import speech_variant_settings
+from polyvse.plan import add_findings_replicas, add_replica
 from polyvse.report.findings import (
     Claim,
     active_claims,
-    add_replica,
-    add_seed_replicas,
     findings_markdown,
     findings_plan,
     findings_table,
@@ -79,7 +78,7 @@ def test_verdicts_by_hand():
 def test_replicas_train_the_compared_rows_with_other_seeds_and_nothing_else():
     cfg = config()
     mlmme_claim = Claim("de", "MLMME", "β helps", "mlmme", "mlmme_table1", "de:s2i", ("VSE", "β=1"), ("1", "2"))
-    added = add_seed_replicas(cfg, [CLAIM, mlmme_claim])
+    added = add_findings_replicas(cfg, [CLAIM, mlmme_claim])
     assert added["text"] == ["la-s1", "hem-s1", "la-s2", "hem-s2"] and "other-s1" not in cfg["variants"]
     assert [variant_settings(cfg, v)["seed"] for v in ("la", "la-s1", "la-s2", "other")] == [5, 6, 7, 5]
     same = {k: v for k, v in variant_settings(cfg, "la-s2").items() if k != "seed"}
@@ -88,7 +87,7 @@ def test_replicas_train_the_compared_rows_with_other_seeds_and_nothing_else():
     assert run_settings(cfg, "mlmme", "b100-s2")["seed"] == 7 and run_settings(cfg, "mlmme", "b100-s2")["beta"] == 1.0
     speech = copy.deepcopy(cfg)
     speech["reports"]["s"] = {"layout": "speech", "rows": [{"name": "InfoNCE", "variant": "infonce"}]}
-    add_seed_replicas(speech, [Claim("x", "thesis", "x", "speech", "s", "image.R10", ("InfoNCE",), ("1",))])
+    add_findings_replicas(speech, [Claim("x", "thesis", "x", "speech", "s", "image.R10", ("InfoNCE",), ("1",))])
     assert speech_variant_settings(speech, "infonce-s1")["seed"] == 6
 
 
@@ -112,7 +111,7 @@ def write_eval(root, variant, m_r, best_epoch=8):
 
 def test_findings_table_reads_every_seed_through_the_table_code(tmp_path):
     cfg = config()
-    add_seed_replicas(cfg, [CLAIM])
+    add_findings_replicas(cfg, [CLAIM])
     plan = findings_plan(cfg, "results", [CLAIM])
     # A = mean of en, de; LA seeds 10, 11, 12; HEM seeds 20, 21, 22
     for k, suffix in enumerate(["", "-s1", "-s2"]):
@@ -148,7 +147,7 @@ def test_best_run_tells_a_patience_stop_from_a_ceiling_stop(tmp_path):
     """A training's stop_reason (params.json): patience renders best/run, ceiling marks it; a claim is
     flagged only for a row at the ceiling in two or more of its three seeds."""
     cfg = config()
-    add_seed_replicas(cfg, [CLAIM])
+    add_findings_replicas(cfg, [CLAIM])
     plan = findings_plan(cfg, "results", [CLAIM])
     # LA converged in every seed; HEM hit its ceiling in seeds 0 and 2 (seed 1 converged)
     runs = {

@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("evaluate",),
     ("train",),
     ("report", "config_files", "query"),
-    ("cli",),
+    ("cli", "plan"),
 )
 LAYER = {package: i for i, packages in enumerate(LAYERS) for package in packages}
 

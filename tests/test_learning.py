@@ -15,8 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from polyvse.report.any_to_any import any_to_any_replicas
-from polyvse.report.findings import add_seed_replicas
+from polyvse.plan import add_seed_replicas
 from polyvse.report.learning import (
     EXCEPTIONS,
     curve_panels,
@@ -340,7 +339,6 @@ def default_config():
     c = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     validate(c, str(REPO / "config" / "schema.yaml"))
     add_seed_replicas(c)
-    any_to_any_replicas(c)
     return c
 
 

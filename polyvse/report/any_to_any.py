@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from polyvse.config import SPEECH_FAMILY
-from polyvse.report.findings import add_replica, replica, spread
+from polyvse.report.findings import replica, spread
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("query", "target", "r1", "r10", "mr")
 ONE_SEED = "one seed: no verdict"
@@ -234,23 +234,6 @@ def any_to_any_markdown(
     if findings:
         lines += ["", "Findings:", ""] + [f"- {f}" for f in findings]
     return "\n".join(lines).rstrip() + "\n"
-
-
-def any_to_any_replicas(config: dict) -> list[str]:
-    """Add to ``config`` the seed replicas of every model an any_to_any report compares
-    (``findings.seeds`` seeds, as the findings' rows: ``{variant}-s{k}`` with seed + k, in
-    ``variants``) and return the names added. A replica the findings
-    already added is kept as it is."""
-    seeds = int(config.get("findings", {}).get("seeds", 0))
-    added = []
-    for rep in config.get("reports", {}).values():
-        if rep.get("layout") != "any_to_any":
-            continue
-        for row in rep["rows"]:
-            for k in range(1, seeds):
-                if replica(row["variant"], k) not in config["variants"]:
-                    added.append(add_replica(config, row["variant"], k))
-    return added
 
 
 def model_evaluations(config: Mapping, report: str, results: str) -> list[dict]:

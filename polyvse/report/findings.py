@@ -6,9 +6,9 @@ Table 1, layout mlmme) that the paper orders in one column, worst first, with th
 printed. One training of a row says nothing about a gap of a point or two, so every row a
 claim compares is trained ``findings.seeds`` times: the configured variant (seed
 ``seed``) and replicas named ``{variant}-s{k}`` (seed ``seed + k``, k = 1 … seeds − 1),
-identical in every other setting (:func:`add_seed_replicas`). A claim's value per seed is
-the row's cell computed by the same table code as the published table, on that seed's
-evaluations (:func:`claim_values`).
+identical in every other setting (:func:`polyvse.plan.add_seed_replicas` adds them to the
+run's config). A claim's value per seed is the row's cell computed by the same table code as
+the published table, on that seed's evaluations (:func:`claim_values`).
 
 Verdict (:func:`verdict`): for each adjacent pair of rows, the gap of the means is
 compared with the seeds' spread (the larger of the two rows' sample standard
@@ -206,24 +206,9 @@ def replicated(config: Mapping, claims: Sequence[Claim] | None = None) -> dict[s
     return out
 
 
-def add_seed_replicas(config: dict, claims: Sequence[Claim] | None = None) -> dict[str, list[str]]:
-    """Add the seed replicas of every text and speech variant a claim compares to ``config``
-    (``variants``: a copy with ``seed`` = the config's seed + k), and
-    return the replica MLMME runs (run → seed offset is in the name; rules/mlmme.smk trains
-    them). Returns family → replica names."""
-    seeds = int(config.get("findings", {}).get("seeds", 0))
-    need = replicated(config, claims)
-    added: dict[str, list[str]] = {f: [] for f in FAMILIES}
-    for k in range(1, seeds):
-        for family in ("text", "speech"):
-            added[family] += [add_replica(config, v, k) for v in need[family]]
-        added["mlmme"] += [replica(run, k) for run in need["mlmme"]]
-    return added
-
-
 def seed_groups(config: Mapping) -> dict[str, list[str]]:
     """Variant → it and its seed replicas (``findings.seeds`` names: ``variant``, ``variant-s1``, …),
-    for every variant whose replicas :func:`add_seed_replicas` (or any_to_any) added: they read the
+    for every variant whose replicas :mod:`polyvse.plan` added: they read the
     same inputs and differ in their seed alone, so one job may train them all. A ``-s{k}`` variant
     that differs from its base in more than the seed is a variant of its own, not a replica."""
     seeds = int(config.get("findings", {}).get("seeds", 0))
@@ -238,14 +223,6 @@ def seed_groups(config: Mapping) -> dict[str, list[str]]:
         if members and all(m in variants and unseeded(variants[m]) == unseeded(v) for m in members):
             groups[name] = [name, *members]
     return groups
-
-
-def add_replica(config: dict, variant: str, k: int) -> str:
-    """Add ``variant``'s seed-``k`` replica to ``config["variants"]`` (a copy with seed = the
-    config's seed + k) and return its name."""
-    name = replica(variant, k)
-    config["variants"][name] = {**copy.deepcopy(config["variants"][variant]), "seed": int(config.get("seed", 0)) + k}
-    return name
 
 
 # --- the plan a findings job reads -----------------------------------------------------------------
