@@ -1,18 +1,27 @@
-"""The run's plan: what the checked config asks the workflow to train, beyond the variants it names.
+"""The run's plan, built once from the config by :func:`build_plan` (``rules/common.smk`` calls it before any
+rule reads the config): the config checked against the schema and its cross-references, pruned to what the
+data can run, and completed with the seed replicas the findings compare.
 
 The report layer reads the config; only this module adds to it. Every row a finding compares
 (:func:`polyvse.report.findings.replicated`) and every model an any_to_any report compares is trained
 ``findings.seeds`` times: the configured variant and replicas ``{variant}-s{k}`` whose seed is the config's
-seed + k, identical in every other setting. ``rules/common.smk`` calls :func:`add_seed_replicas` once,
-after the config is checked and pruned, and before any rule reads it.
+seed + k, identical in every other setting. ``rules/common.smk`` calls :func:`build_plan` once.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from polyvse.report.findings import FAMILIES, Claim, replica, replicated
+from polyvse.config import check_config
+from polyvse.config_files import schema_violation, with_schema_defaults
+from polyvse.needs import prune_to_available
+from polyvse.report.findings import FAMILIES, Claim, replica, replicated, seed_groups
+from polyvse.speech.settings import check_speech_config
+from polyvse.train.joint_settings import check_joint_config
+from polyvse.train.mlmme_runs import check_mlmme_config
+from polyvse.train.translator_runs import check_translator_config
 
 
 def add_replica(config: dict, variant: str, k: int) -> str:
@@ -61,3 +70,54 @@ def add_seed_replicas(config: dict) -> tuple[dict[str, list[str]], list[str]]:
     any_to_any reports' that the findings did not add."""
     findings = add_findings_replicas(config)
     return findings, add_any_to_any_replicas(config)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What :func:`build_plan` decided beyond the config it completed."""
+
+    left_out: list[str]
+    """The rows, figure points and curves the data cannot run (no MT or dictionaries), said to the user."""
+    findings_replicas: dict[str, list[str]]
+    """Family → the seed replicas the findings compare (MLMME runs included)."""
+    any_to_any_replicas: list[str]
+    """The replicas the any_to_any reports compare that the findings did not add."""
+    seed_groups: dict[str, list[str]]
+    """Variant → it and its replicas, trained in one job (they differ in the seed alone)."""
+    seed_suffixes: list[str]
+    """``""``, ``"-s1"``, …: one a seed of a group."""
+
+
+def check(config: dict, schema: Mapping) -> None:
+    """Check ``config`` against ``schema`` (filling its defaults), then every cross-reference: the word
+    families' (:func:`polyvse.config.check_config`), the speech, joint, MLMME and Translator blocks'.
+    Raises :class:`polyvse.errors.ConfigError` naming the key."""
+    violation = schema_violation(config, schema)
+    if violation is not None:
+        raise violation
+    with_schema_defaults(config, schema)
+    check_config(config)
+    check_speech_config(config, schema)
+    check_joint_config(config, schema)
+    check_mlmme_config(config)
+    check_translator_config(config)
+
+
+def build_plan(config: dict, schema: Mapping) -> Plan:
+    """Check ``config`` (:func:`check`), leave out what the data cannot run (without MT or dictionaries,
+    every row that needs them: :func:`polyvse.needs.prune_to_available`), add the seed replicas
+    (:func:`add_seed_replicas`), all in place, and return what was decided."""
+    check(config, schema)
+    available, left_out = prune_to_available(config)
+    if left_out:
+        config.clear()
+        config.update(available)
+    findings, any_to_any = add_seed_replicas(config)
+    seeds = max(1, int(config.get("findings", {}).get("seeds", 0)))
+    return Plan(
+        left_out=left_out,
+        findings_replicas=findings,
+        any_to_any_replicas=any_to_any,
+        seed_groups=seed_groups(config),
+        seed_suffixes=[replica("", k) for k in range(seeds)],
+    )

@@ -12,7 +12,6 @@ from polyvse.config import (
     TRANSLATOR_FAMILY,
     WORD_LAYOUTS,
     ConfigError,
-    check_config,
     family_variants,
     layout_reports,
     report_extensions,
@@ -27,28 +26,27 @@ from polyvse.config import (
     report_variants,
     variant_settings,
 )
-from polyvse.config_files import located, read_schema, schema_violation, with_schema_defaults
+from polyvse.config_files import located, read_schema
 from polyvse.data.adapters import dataset_settings, raw_files
 from polyvse.data.synthetic.corpus import english_share_for
 from polyvse.errors import ConfigFileError
-from polyvse.needs import HOW_TO_TRANSLATE, mt_available, prune_to_available
+from polyvse.needs import HOW_TO_TRANSLATE, mt_available
 from polyvse.report.any_to_any import model_evaluations
-from polyvse.plan import add_seed_replicas
-from polyvse.report.findings import active_claims, findings_plan, plan_files, replica, seed_groups
+from polyvse.plan import build_plan
+from polyvse.report.findings import active_claims, findings_plan, plan_files
 from polyvse.report.gallery import gallery_candidates
 from polyvse.report.learning import learning_figures, learning_inputs, learning_plan
 from polyvse.translate.quality import mt_datasets
 from polyvse.speech.settings import (
-    check_speech_config,
     speech_report_dataset,
     speech_report_variants,
     speech_variant_dataset,
     speech_variant_settings,
 )
 from polyvse.train.families import variant_needs
-from polyvse.train.joint_settings import check_joint_config, joint_variant_settings
-from polyvse.train.mlmme_runs import check_mlmme_config, variant_runs
-from polyvse.train.translator_runs import check_translator_config, needs_source_model, translator_block
+from polyvse.train.joint_settings import joint_variant_settings
+from polyvse.train.mlmme_runs import variant_runs
+from polyvse.train.translator_runs import needs_source_model, translator_block
 
 # The config: the schema (keys, types; it fills the defaults), then the cross-references
 # and the paths names become (polyvse.config). An error is one line naming file, line,
@@ -56,42 +54,29 @@ from polyvse.train.translator_runs import check_translator_config, needs_source_
 # prints it with one frame of traceback instead of the whole schema and config.
 _SCHEMA = read_schema(Path(workflow.basedir) / "config" / "schema.yaml")
 try:
-    _violation = schema_violation(config, _SCHEMA)
-    if _violation is not None:
-        raise _violation
-    with_schema_defaults(config, _SCHEMA)
-    check_config(config)
-    check_speech_config(config, _SCHEMA)
-    check_joint_config(config, _SCHEMA)
-    check_mlmme_config(config)
-    check_translator_config(config)
+    PLAN = build_plan(config, _SCHEMA)
 except ConfigError as _err:
     _err = located(_err, CONFIG_SOURCES, workflow.config_settings.config)
     raise ConfigFileError(_err.where, _err.reason, _err.line) from None
 
-# Only what a row needs: without machine translation (the offline dictionary backend
-# and no dictionaries, on real data) the rows, figure points and Translator curve that
-# need it are left out, said here before any job starts (polyvse.needs).
-_available, _left_out = prune_to_available(config)
-if _left_out:
-    config.clear()
-    config.update(_available)
-    if workflow.is_main_process:
-        print(
-            "polyvse: no machine translation or dictionaries for this data; left out of this run:\n  "
-            + "\n  ".join(_left_out)
-            + f"\n  to run them: {HOW_TO_TRANSLATE}",
-            file=sys.stderr,
-        )
+# Without machine translation (the offline dictionary backend and no dictionaries, on real
+# data) the rows, figure points and Translator curve that need it were left out: said here,
+# before any job starts (polyvse.needs).
+if PLAN.left_out and workflow.is_main_process:
+    print(
+        "polyvse: no machine translation or dictionaries for this data; left out of this run:\n  "
+        + "\n  ".join(PLAN.left_out)
+        + f"\n  to run them: {HOW_TO_TRANSLATE}",
+        file=sys.stderr,
+    )
 
-# Every row a claim of the seed papers compares (polyvse.report.findings), and every model an any_to_any
-# report compares, is trained findings.seeds times: the replicas ({variant}-s{k}, seed + k) join the config
-# here, and only here (polyvse.plan).
-FINDINGS_REPLICAS, ANY_TO_ANY_REPLICAS = add_seed_replicas(config)
-# A variant and its seed replicas differ in the seed alone: one job trains them all, paying the
-# start-up (torch's import) and the reading of the data once (rules train_seeds, speech_train_seeds).
-SEED_GROUPS = seed_groups(config)
-SEED_SUFFIXES = [replica("", k) for k in range(max(1, int(config.get("findings", {}).get("seeds", 0))))]
+# Every row a claim of the seed papers compares (polyvse.report.findings), and every model an
+# any_to_any report compares, is trained findings.seeds times: the replicas ({variant}-s{k}, seed + k)
+# joined the config in build_plan. A variant and its replicas differ in the seed alone: one job trains
+# them all, paying the start-up and the reading of the data once (rules train_seeds, speech_train_seeds).
+FINDINGS_REPLICAS = PLAN.findings_replicas
+SEED_GROUPS = PLAN.seed_groups
+SEED_SUFFIXES = PLAN.seed_suffixes
 
 R = config["results_dir"]
 BACKBONE = config["image_features"]["backbone"]
