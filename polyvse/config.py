@@ -403,8 +403,10 @@ def check_config(config: Mapping) -> None:
     """Raise :class:`ConfigError` on the first reference to something missing, or the
     first name that would write outside results_dir (:func:`check_output_paths`).
 
-    The word families are checked here; every other family's own module checks its
-    variants and tables (the workflow runs them next: rules/common.smk)."""
+    Checked here is what every family shares: datasets and their files, image features, each variant's
+    dataset and languages, each report's datasets and the family of its rows, figures and result names.
+    Each family's own check (``polyvse.families``: :func:`check_word_config` for the word families)
+    runs next and checks its settings and its tables' rows."""
     check_output_paths(config)
     datasets = config.get("datasets", {})
     if not datasets:
@@ -466,8 +468,26 @@ def check_config(config: Mapping) -> None:
             continue  # its family checks it (polyvse.speech.settings)
         if not v.get("train_langs"):
             raise ConfigError(f"variants.{name}.train_langs", f"model {v['model']} needs its training languages")
-        if v["model"] in (JOINT_FAMILY, MLMME_FAMILY, TRANSLATOR_FAMILY):
-            continue  # its family checks it (polyvse.train.joint_settings, mlmme_runs, translator_runs)
+    check_described_queries(config)
+    for name, rep in config.get("reports", {}).items():
+        layout = rep.get("layout", "smalr")
+        for ds in report_datasets(config, name):
+            if ds not in datasets:
+                raise ConfigError(
+                    f"reports.{name}.{'datasets' if layout == 'mule_mt' else 'dataset'}", f"unknown dataset {ds!r}"
+                )
+        if layout not in WORD_LAYOUTS:
+            _check_family_rows(config, name)
+    _check_figures(config)
+    _check_result_names(config)
+
+
+def check_word_config(config: Mapping, schema: Mapping | None = None) -> None:
+    """The word families' variants and the reports of their layouts (smalr, mule, mule_mt): settings that
+    exist and go together, and rows that read variants of these families with protocols they can run.
+    Runs after :func:`check_config` (``polyvse.families`` lists every family's check)."""
+    for name in word_variants(config):
+        v = config["variants"][name]
         if v.get("speech_langs"):
             raise ConfigError(f"variants.{name}.speech_langs", f"model {v['model']} reads no speech; only joint does")
         family = config.get("models", {}).get(v["model"], {})
@@ -485,17 +505,9 @@ def check_config(config: Mapping) -> None:
                 "set training.lazy_word_updates: false",
             )
     _check_families(config)
-    check_described_queries(config)
-    for name, rep in config.get("reports", {}).items():
+    for name in layout_reports(config, *WORD_LAYOUTS):
+        rep = config["reports"][name]
         layout = rep.get("layout", "smalr")
-        for ds in report_datasets(config, name):
-            if ds not in datasets:
-                raise ConfigError(
-                    f"reports.{name}.{'datasets' if layout == 'mule_mt' else 'dataset'}", f"unknown dataset {ds!r}"
-                )
-        if layout not in WORD_LAYOUTS:
-            _check_family_rows(config, name)
-            continue  # the family checks the rest (polyvse.speech.settings, train.joint_settings, mlmme_runs, translator_runs)
         for i, row in enumerate(rep["rows"]):
             key = f"reports.{name}.rows[{i}]"
             given = [k for k in ("variant", "per_language", "per_dataset") if row.get(k)]
@@ -529,8 +541,6 @@ def check_config(config: Mapping) -> None:
             for lang, ref in (row.get("per_language") or {}).items():
                 if lang not in variant_eval_langs(config, ref):
                     raise ConfigError(key, f"variant {ref!r} is not evaluated on {lang!r}")
-    _check_figures(config)
-    _check_result_names(config)
 
 
 def _layouts_of(family: str) -> str:

@@ -16,12 +16,9 @@ from dataclasses import dataclass
 
 from polyvse.config import check_config
 from polyvse.config_files import schema_violation, with_schema_defaults
+from polyvse.families import family_checks
 from polyvse.needs import prune_to_available
-from polyvse.report.findings import FAMILIES, Claim, replica, replicated, seed_groups
-from polyvse.speech.settings import check_speech_config
-from polyvse.train.joint_settings import check_joint_config
-from polyvse.train.mlmme_runs import check_mlmme_config
-from polyvse.train.translator_runs import check_translator_config
+from polyvse.report.findings import CLAIM_FAMILIES, Claim, replica, replicated, seed_groups
 
 
 def add_replica(config: dict, variant: str, k: int) -> str:
@@ -39,7 +36,7 @@ def add_findings_replicas(config: dict, claims: Sequence[Claim] | None = None) -
     them). Returns family → replica names."""
     seeds = int(config.get("findings", {}).get("seeds", 0))
     need = replicated(config, claims)
-    added: dict[str, list[str]] = {f: [] for f in FAMILIES}
+    added: dict[str, list[str]] = {f: [] for f in CLAIM_FAMILIES}
     for k in range(1, seeds):
         for family in ("text", "speech"):
             added[family] += [add_replica(config, v, k) for v in need[family]]
@@ -89,18 +86,22 @@ class Plan:
 
 
 def check(config: dict, schema: Mapping) -> None:
-    """Check ``config`` against ``schema`` (filling its defaults), then every cross-reference: the word
-    families' (:func:`polyvse.config.check_config`), the speech, joint, MLMME and Translator blocks'.
+    """Check ``config`` against ``schema`` (filling its defaults), then every cross-reference: those every
+    family shares (:func:`polyvse.config.check_config`), then each family's own (:mod:`polyvse.families`).
     Raises :class:`polyvse.errors.ConfigError` naming the key."""
     violation = schema_violation(config, schema)
     if violation is not None:
         raise violation
     with_schema_defaults(config, schema)
+    check_references(config, schema)
+
+
+def check_references(config: Mapping, schema: Mapping) -> None:
+    """The cross-reference checks of a config the schema passed, with its defaults filled: those every family
+    shares (:func:`polyvse.config.check_config`), then each family's own (:mod:`polyvse.families`)."""
     check_config(config)
-    check_speech_config(config, schema)
-    check_joint_config(config, schema)
-    check_mlmme_config(config)
-    check_translator_config(config)
+    for check_family in family_checks():
+        check_family(config, schema)
 
 
 def build_plan(config: dict, schema: Mapping) -> Plan:

@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from polyvse.speech.settings import check_speech_config
+from polyvse.plan import check_references
 from polyvse.config import (
     ConfigError,
-    check_config,
     figure_sources,
     human_langs,
     needs_translations,
@@ -21,6 +20,7 @@ from polyvse.config import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
+SCHEMA = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def config(validated_default) -> dict:
 
 
 def test_default_config_passes(config):
-    check_config(config)
+    check_references(config, SCHEMA)
 
 
 @pytest.mark.parametrize(
@@ -114,8 +114,7 @@ def test_errors_name_the_key(config, edit, key, reason):
     bad = copy.deepcopy(config)
     edit(bad)
     with pytest.raises(ConfigError) as err:
-        check_config(bad)
-        check_speech_config(bad)  # the speech family's own checks, run next by the workflow
+        check_references(bad, SCHEMA)
     assert err.value.key == key and reason in str(err.value)
 
 
@@ -185,7 +184,7 @@ def test_paper_configs_pass_schema_and_cross_checks(name, tmp_path):
                 ds["coco"][key] = str(REPO / "config" / "schema.yaml")
     if c["image_features"].get("weights_path"):
         c["image_features"]["weights_path"] = str(REPO / "config" / "schema.yaml")
-    check_config(c)
+    check_references(c, SCHEMA)
     assert c["models"]["smalr"]["specific_words"] == 5000 and c["pretrain"]["latent"]["n_tokens"] == 40000
     for v in c["variants"].values():
         if v["model"] in ("la", "hem", "smalr"):
@@ -203,8 +202,7 @@ def test_paper_speech_config_has_the_thesis_sizes_and_the_default_tables(tmp_pat
     listed.write_text("image_id\tsplit\tlang\twav\n")
     c["datasets"]["spoken"]["places_speech"]["utterances"] = str(listed)
     c["image_features"]["weights_path"] = str(REPO / "config" / "schema.yaml")
-    check_config(c)
-    check_speech_config(c, yaml.safe_load((REPO / "config" / "schema.yaml").read_text()))
+    check_references(c, SCHEMA)
     speech = c["speech"]
     assert speech["model"]["widths"] == [128, 128, 256, 512, 1024] and speech["model"]["ff_dim"] == 2048
     assert (speech["training"]["epochs"], speech["training"]["batch_size"], speech["training"]["lr"]) == (75, 128, 1e-3)
@@ -262,7 +260,7 @@ def test_a_name_that_is_not_a_plain_file_name_fails_naming_its_key(config, secti
     bad = copy.deepcopy(config)
     bad[section][name] = bad[section].pop(first)
     with pytest.raises(ConfigError) as caught:
-        check_config(bad)
+        check_references(bad, SCHEMA)
     assert caught.value.key == f"{section}.{name}" and f"bad name {name!r}" in str(caught.value)
 
 
@@ -280,7 +278,7 @@ def test_a_name_that_is_not_a_plain_file_name_fails_naming_its_key(config, secti
 def test_results_dir_must_be_a_directory_of_its_own(config, results_dir, reason):
     bad = dict(config, results_dir=results_dir)
     with pytest.raises(ConfigError) as caught:
-        check_config(bad)
+        check_references(bad, SCHEMA)
     assert caught.value.key == "results_dir" and reason in str(caught.value)
 
 
@@ -291,7 +289,7 @@ def test_every_output_path_lies_under_results_dir(config):
     assert paths["reports.table2"] == "/scratch/me/results/table2.tsv"
     assert paths["variants.embn_en"] == "/scratch/me/results/m30k/models/embn_en"
     assert all(p.startswith("/scratch/me/results/") for p in paths.values())
-    check_config(dict(config, results_dir="/scratch/me/results"))
+    check_references(dict(config, results_dir="/scratch/me/results"), SCHEMA)
 
 
 def test_a_figure_named_like_a_speech_report_is_refused(config):
@@ -299,7 +297,7 @@ def test_a_figure_named_like_a_speech_report_is_refused(config):
     speech_report = next(n for n, r in bad["reports"].items() if r["layout"] == "speech")
     bad["figures"][speech_report] = bad["figures"].pop("figure1b")
     with pytest.raises(ConfigError) as caught:
-        check_config(bad)
+        check_references(bad, SCHEMA)
     assert caught.value.key == f"figures.{speech_report}" and "report of the same name" in str(caught.value)
 
 
@@ -516,12 +514,9 @@ def test_a_json_config_file_is_read_strictly_too(tmp_path):
     ],
 )
 def test_a_report_reads_the_families_its_layout_shows(config, edit, key, reason):
-    from polyvse.train.translator_runs import check_translator_config
-
     edit(config)
     with pytest.raises(ConfigError, match=re.escape(reason)) as caught:
-        check_config(config)
-        check_translator_config(config)
+        check_references(config, SCHEMA)
     assert caught.value.key == key
 
 
@@ -536,7 +531,7 @@ def test_a_report_reads_the_families_its_layout_shows(config, edit, key, reason)
 def test_the_described_queries_need_an_english_word_model(config, edit, reason):
     edit(config)
     with pytest.raises(ConfigError, match=re.escape(reason)) as caught:
-        check_config(config)
+        check_references(config, SCHEMA)
     assert caught.value.key == "described_queries.variant"
 
 
@@ -573,7 +568,7 @@ def test_on_real_data_the_described_queries_are_left_out(config):
 
     assert described_queries_variant(config) == "embn_en"
     config["datasets"]["m30k"].update(adapter="multi30k", multi30k={"root": str(REPO)})
-    check_config(config)  # not refused: a real dataset keeps every table, without the queries
+    check_references(config, SCHEMA)  # not refused: a real dataset keeps every table, without the queries
     assert described_queries_variant(config) == ""
     config["described_queries"]["variant"] = ""
     assert described_queries_variant(config) == ""

@@ -12,7 +12,8 @@ import pytest
 import torch
 import yaml
 
-from polyvse.config import ConfigError, check_config
+from polyvse.config import ConfigError
+from polyvse.plan import check_references
 from polyvse.models.joint import build_joint_model
 from polyvse.speech.data import view_set
 from polyvse.evaluate.speech import ordered_pair_retrieval, pair_retrieval
@@ -22,7 +23,7 @@ from polyvse.text.vocab import Vocabulary
 from polyvse.data.tables import spoken_captions
 from polyvse.models.trained import load_model
 from polyvse.train.joint import embed_joint_views, joint_views, train_joint
-from polyvse.train.joint_settings import check_joint_config, joint_variant_settings
+from polyvse.train.joint_settings import joint_variant_settings
 
 # the speech tests' tiny audio encoders and their training settings (tests/ is on the path under pytest)
 from test_speech_pipeline import SMALL_MODEL as SPEECH_MODEL
@@ -274,10 +275,8 @@ def test_default_joint_settings_merge_speech_and_text_settings():
 )
 def test_joint_config_errors_name_their_key(change, key):
     config, schema = _default(), yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
-    check_config(config)  # the default is valid
-    check_joint_config(config, schema)
+    check_references(config, schema)  # the default is valid
     change(config)
     with pytest.raises(ConfigError) as err:
-        check_config(config)  # the text families' checks first, as the workflow runs them
-        check_joint_config(config, schema)
+        check_references(config, schema)
     assert key in str(err.value)

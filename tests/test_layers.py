@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("models",),
     ("evaluate",),
     ("train",),
+    ("families",),
     ("report", "config_files", "query"),
     ("cli", "plan"),
 )

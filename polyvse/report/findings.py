@@ -35,7 +35,7 @@ from polyvse.speech.settings import speech_variant_dataset
 from polyvse.train.mlmme_runs import mlmme_block
 from polyvse.report.tables import COLUMN_NAME
 
-FAMILIES: tuple[str, ...] = ("text", "speech", "mlmme")
+CLAIM_FAMILIES: tuple[str, ...] = ("text", "speech", "mlmme")
 COLUMNS = [
     "claim",
     "source",
@@ -200,7 +200,7 @@ def claim_trainings(config: Mapping, claim: Claim) -> list[str]:
 
 def replicated(config: Mapping, claims: Sequence[Claim] | None = None) -> dict[str, list[str]]:
     """Family → the trainings that need seed replicas, in claim order."""
-    out: dict[str, list[str]] = {f: [] for f in FAMILIES}
+    out: dict[str, list[str]] = {f: [] for f in CLAIM_FAMILIES}
     for claim in active_claims(config, claims):
         out[claim.family] += [t for t in claim_trainings(config, claim) if t not in out[claim.family]]
     return out

@@ -1,6 +1,6 @@
 """The grounded-speech family's settings (speech_grounding_thesis_2021): a speech variant's
 merged settings, and the checks of speech variants and tables, which the workflow runs after
-``polyvse.config.check_config`` (as it runs the other families'). Kept free of torch: the
+``polyvse.config.check_config`` (its entry in ``polyvse.families``). Kept free of torch: the
 workflow reads it while building the DAG.
 """
 

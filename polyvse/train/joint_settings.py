@@ -1,6 +1,6 @@
 """The joint family's settings (polyvse.models.joint): a variant's merged settings, and the checks of its
 variants and of the any_to_any reports, which the workflow runs after ``polyvse.config.check_config``
-(as it runs MLMME's and the Translator's), so that the family's rules live beside it."""
+(its entry in ``polyvse.families``), so that the family's rules live beside it."""
 
 from __future__ import annotations
 
