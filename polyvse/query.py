@@ -24,7 +24,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from polyvse.data.tables import spoken_captions
+from polyvse.data.tables import select_captions, spoken_captions
 from polyvse.errors import InputError
 from polyvse.evaluate.embed import embed_images, embed_sentences
 from polyvse.io import atomic_path, load_torch
@@ -273,8 +273,7 @@ def folder_images(tm: TrainedModel | SpokenModel, folder: str | Path) -> Index:
 def test_captions(tm: TrainedModel) -> Index:
     """The human test captions in the model's languages (the candidates of an image query)."""
     captions = pd.read_parquet(tm.dataset_dir / "captions.parquet")
-    keep = (captions["split"] == "test") & captions["lang"].isin(tm.langs) & (captions["origin"] == "human")
-    test = captions[keep].reset_index(drop=True)
+    test = select_captions(captions, "test", tm.langs)
     index = {img: 0 for img in test["image_id"]}  # image rows are not used to embed sentences
     emb = embed_sentences(tm.model, encode_captions(test, tm.vocab, index, tm.max_len)).cpu()
     ids = [f"{i}#{l}{c}" for i, l, c in zip(test["image_id"], test["lang"], test["cap_idx"])]

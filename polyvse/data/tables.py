@@ -252,8 +252,7 @@ def read_images(path: str | Path) -> pd.DataFrame:
 def spoken_captions(captions: pd.DataFrame, split: str, langs: Sequence[str], cap_idx: int) -> pd.DataFrame:
     """One human caption per (image, language) of ``split``: the one at ``cap_idx`` (the spoken one),
     else the image's first. Columns of the captions table, ordered by image then language."""
-    sub = captions[(captions["split"] == split) & captions["lang"].isin(list(langs))]
-    sub = sub[sub["origin"] == "human"].copy()
+    sub = select_captions(captions, split, langs)
     sub["_spoken"] = sub["cap_idx"] != cap_idx  # False sorts first: the spoken caption wins
     sub = sub.sort_values(["image_id", "lang", "_spoken", "cap_idx"], kind="stable")
     return sub.drop_duplicates(["image_id", "lang"]).drop(columns="_spoken").reset_index(drop=True)
