@@ -1,5 +1,7 @@
-"""The ``polyvse`` command: ``polyvse query`` searches a trained model (polyvse.query);
-``polyvse migrate-config`` rewrites a config of the earlier dialect (polyvse.config_migration)."""
+"""The ``polyvse`` command: ``polyvse query`` searches a trained model (polyvse.query); ``polyvse index`` builds
+or updates a folder's vector index for it (polyvse.vector_index); ``polyvse serve`` shows a search page for
+it (polyvse.serve); ``polyvse migrate-config`` rewrites a config
+of the earlier dialect (polyvse.config_migration)."""
 
 from __future__ import annotations
 
@@ -37,6 +39,27 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("-k", type=int, default=5, help="how many results (default 5)")
     q.add_argument("--json", action="store_true", help="print the results as JSON")
     q.add_argument("--sheet", type=Path, help="draw the query and its results into this PNG")
+    ix = sub.add_parser(
+        "index",
+        help="embed a folder of images once and build (or update) its vector index for a model",
+        description="Embed the images of a folder with a trained model and build an approximate nearest-neighbour "
+        "index of them in FOLDER/.polyvse/index/; run again after adding images and only the new ones are embedded "
+        "and added. `polyvse query --images FOLDER` searches through it from "
+        "50,000 images on, and scores a smaller folder exactly.",
+    )
+    ix.add_argument("folder", type=Path, help="the folder of images")
+    ix.add_argument("--model", type=Path, required=True, help="the model's directory, as for polyvse query")
+    sv = sub.add_parser(
+        "serve",
+        help="a search page for a trained model, in a browser: by text, voice or image",
+        description="Serve a page that searches a trained model (as polyvse query does) on http://HOST:PORT/: "
+        "a sentence or a wav in one of its languages finds images, an image (uploaded or clicked) finds captions, "
+        "or with --images images of the folder.",
+    )
+    sv.add_argument("model", type=Path, help="the model's directory, as for polyvse query")
+    sv.add_argument("--images", type=Path, help="search this folder of images instead of the test split")
+    sv.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine)")
+    sv.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
     m = sub.add_parser(
         "migrate-config",
         help="rewrite a config of the earlier dialect (speech.variants, extra_reports, ...) into the present one",
@@ -92,17 +115,19 @@ def query(args: argparse.Namespace) -> int:
         else:
             vector = q.embed_joint_text(tm, args.text, args.lang) if joint else q.embed_text(tm, args.text, args.lang)
             shown = f'"{args.text}" ({args.lang})'
-        index = q.folder_images(tm, args.images) if args.images else q.test_images(tm)
+        if args.images:
+            hits, searched = q.search_folder(tm, args.images, vector, args.k)
+        else:
+            index = q.test_images(tm)
+            hits, searched = q.top_k(vector, index, args.k), len(index.ids)
     else:
         vector = q.embed_image_file(tm, args.image)
         if args.images:
-            index = q.folder_images(tm, args.images)
-        elif joint:
-            index = q.test_captions_of(tm)
+            hits, searched = q.search_folder(tm, args.images, vector, args.k)
         else:
-            index = q.test_utterances(tm) if spoken else q.test_captions(tm)
+            index = q.test_captions_of(tm) if joint else q.test_utterances(tm) if spoken else q.test_captions(tm)
+            hits, searched = q.top_k(vector, index, args.k), len(index.ids)
         shown = str(args.image)
-    hits = q.top_k(vector, index, args.k)
     if args.json:
         print(
             json.dumps(
@@ -112,7 +137,7 @@ def query(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(f"{shown} → top {len(hits)} of {len(index.ids)} in {args.images or 'the test split'}:")
+        print(f"{shown} → top {len(hits)} of {searched} in {args.images or 'the test split'}:")
         for h in hits:
             print(f"{h.rank:3d}  {h.score:+.3f}  {h.id}  {h.path or h.audio or h.text}")
     if args.sheet:
@@ -123,10 +148,28 @@ def query(args: argparse.Namespace) -> int:
     return 0
 
 
+def index(args: argparse.Namespace) -> int:
+    from polyvse import query as q
+
+    vectors, names = q.index_folder(q.open_model(args.model), args.folder)
+    print(f"{args.folder}: {len(names)} images indexed in {vectors.directory}")
+    return 0
+
+
+def serve(args: argparse.Namespace) -> int:
+    from polyvse.serve import serve as run_server
+
+    if not 0 < args.port < 65536:
+        raise InputError("--port", f"expected a port from 1 to 65535, got {args.port}")
+    run_server(args.model, args.images, args.host, args.port)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    commands = {"query": query, "index": index, "serve": serve, "migrate-config": migrate_config}
     try:
-        return migrate_config(args) if args.command == "migrate-config" else query(args)
+        return commands[args.command](args)
     except InputError as err:
         print(f"polyvse: {err}", file=sys.stderr)
         return 2

@@ -35,6 +35,8 @@ from polyvse.text.vocab import Vocabulary
 if TYPE_CHECKING:
     from polyvse.data.synthetic.scene import Scene
     from polyvse.evaluate.described import Description
+    from polyvse.features.image import ImageBackbone
+    from polyvse.vector_index import IndexSettings, VectorIndex
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp")
 
@@ -175,7 +177,7 @@ def _spoken_model(directory: Path, saved: dict) -> SpokenModel:
     )
 
 
-def _image_embeddings(tm: TrainedModel | SpokenModel, features: torch.Tensor) -> torch.Tensor:
+def embed_image_features(tm: TrainedModel | SpokenModel, features: torch.Tensor) -> torch.Tensor:
     """``(N, F)`` backbone features → ``(N, J)`` in the model's space (unit norm where it scores cosines)."""
     emb = embed_images(tm.model, features).cpu()
     return nn.functional.normalize(emb, dim=-1) if isinstance(tm, SpokenModel) and tm.normalize else emb
@@ -212,7 +214,7 @@ def test_images(tm: TrainedModel | SpokenModel, cache_beside_model: bool = True)
     feats = torch.from_numpy(
         np.asarray(np.load(features, mmap_mode="r")[[row_of[i] for i in test["image_id"]]], dtype=np.float32)
     )
-    emb = _image_embeddings(tm, feats)
+    emb = embed_image_features(tm, feats)
     ids = list(test["image_id"])
     paths = [str(p if Path(p).is_absolute() else tm.dataset_dir / p) for p in test["path"]]
     if cache_beside_model:
@@ -231,11 +233,14 @@ def image_files(folder: str | Path) -> list[Path]:
     return files
 
 
-def image_features(paths: list[Path], backbone: str, cache_dir: Path | None = None) -> np.ndarray:
-    """Backbone features ``(N, F)`` of image files, from ``cache_dir/{backbone}.npz`` where it has them."""
+def image_features(
+    paths: list[Path], backbone: str, cache_dir: Path | None = None, network: "ImageBackbone | None" = None
+) -> np.ndarray:
+    """Backbone features ``(N, F)`` of image files, from ``cache_dir/{backbone}.npz`` where it has them;
+    ``network``: the backbone already loaded (a server's), else it is loaded by name."""
     from polyvse.features.image import extract_features, load_backbone
 
-    keys = [f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in paths]
+    keys = [file_key(p) for p in paths]
     cached: dict[str, np.ndarray] = {}
     cache = cache_dir / f"{backbone}.npz" if cache_dir is not None else None
     if cache is not None and cache.is_file():
@@ -251,12 +256,95 @@ def image_features(paths: list[Path], backbone: str, cache_dir: Path | None = No
                     img.verify()
             except Exception as err:  # PIL raises many kinds for a file that is not an image
                 raise InputError(p, f"not a readable image ({type(err).__name__})") from None
-        fresh = extract_features([str(p) for p in todo], load_backbone(backbone))
+        fresh = extract_features([str(p) for p in todo], network or load_backbone(backbone), progress=len(todo) >= 100)
         cached.update(zip((k for p, k in zip(paths, keys) if k not in cached), fresh))
         if cache is not None:
             with atomic_path(cache) as tmp:
                 np.savez(tmp, keys=np.asarray(keys), features=np.stack([cached[k] for k in keys]))
     return np.stack([cached[k] for k in keys]).astype(np.float32)
+
+
+INDEX_THRESHOLD = 50_000
+"""A folder of this many images or more is searched through its vector index (:func:`index_folder`); a smaller
+one is scored exactly, which at 50,000 128-D embeddings takes a few milliseconds."""
+
+
+def file_key(path: Path) -> str:
+    """What identifies an image file's content for the caches: its name, size and modification time."""
+    stat = path.stat()
+    return f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def model_key(tm: TrainedModel | SpokenModel) -> str:
+    """A folder's index belongs to one trained model: its dataset, variant and the hash of its model.pt."""
+    import hashlib
+
+    digest = hashlib.sha256((tm.directory / "model.pt").read_bytes()).hexdigest()[:16]
+    return f"{tm.dataset_dir.name}-{tm.directory.name}-{digest}"
+
+
+@torch.no_grad()
+def index_folder(
+    tm: TrainedModel | SpokenModel,
+    folder: str | Path,
+    settings: "IndexSettings | None" = None,
+    batch: int = 4096,
+    progress: bool = True,
+) -> tuple["VectorIndex", list[str]]:
+    """The vector index of ``folder``'s images in ``tm``'s space (``folder/.polyvse/index/{model}/``) and the
+    file names of its rows. Images added since the last call are embedded and added to it; an image removed
+    or changed since (another size or modification time) rebuilds it. Embeds ``batch`` images at a time
+    (backbone features are not cached here: the index keeps the embeddings)."""
+    from tqdm import tqdm
+
+    from polyvse.io import write_text
+    from polyvse.vector_index import IndexSettings, VectorIndex
+
+    folder = Path(folder)
+    files = image_files(folder)
+    keys = [file_key(p) for p in files]
+    directory = folder / ".polyvse" / "index" / model_key(tm)
+    known_path = directory / "keys.txt"
+    index, known = None, []
+    if known_path.is_file() and (directory / "meta.json").is_file():
+        index = VectorIndex.open(directory)
+        known = known_path.read_text(encoding="utf-8").splitlines()
+        if len(known) != len(index) or not set(known) <= set(keys):
+            index, known = None, []  # an image removed or changed, or a kill between the two writes: rebuild
+    seen = set(known)
+    todo = [(p, k) for p, k in zip(files, keys) if k not in seen]
+    _, backbone = features_file(tm)
+    for start in tqdm(range(0, len(todo), batch), desc=f"indexing {folder}", unit="batch", disable=not progress):
+        part = todo[start : start + batch]
+        feats = image_features([p for p, _ in part], backbone)
+        emb = embed_image_features(tm, torch.from_numpy(feats)).numpy()
+        if index is None:
+            index = VectorIndex.build(emb, directory, settings or IndexSettings())
+        else:
+            index.add(emb)
+        known += [k for _, k in part]
+        write_text("".join(f"{k}\n" for k in known), known_path)
+    if index is None:
+        raise InputError(folder, "nothing to index")
+    return index, [k.rsplit(":", 2)[0] for k in known]
+
+
+def search_folder(
+    tm: TrainedModel | SpokenModel, folder: str | Path, query: torch.Tensor, k: int
+) -> tuple[list[Hit], int]:
+    """The ``k`` best images of ``folder`` for ``query`` ``(J,)`` and how many were searched: exactly below
+    :data:`INDEX_THRESHOLD` images, else through the folder's vector index (built or updated first)."""
+    if len(image_files(folder)) < INDEX_THRESHOLD:
+        index = folder_images(tm, folder)
+        return top_k(query, index, k), len(index.ids)
+    vectors, names = index_folder(tm, folder)
+    scores, rows = vectors.search(query.numpy()[None], k)
+    hits = [
+        Hit(rank=r + 1, id=names[i], score=float(s), path=str(Path(folder) / names[i]))
+        for r, (s, i) in enumerate(zip(scores[0].tolist(), rows[0].tolist()))
+        if i >= 0
+    ]
+    return hits, len(names)
 
 
 @torch.no_grad()
@@ -265,7 +353,7 @@ def folder_images(tm: TrainedModel | SpokenModel, folder: str | Path) -> Index:
     files = image_files(folder)
     _, backbone = features_file(tm)
     feats = image_features(files, backbone, Path(folder) / ".polyvse")
-    emb = _image_embeddings(tm, torch.from_numpy(feats))
+    emb = embed_image_features(tm, torch.from_numpy(feats))
     return Index(ids=[p.name for p in files], embeddings=emb, paths=[str(p) for p in files], texts=[""] * len(files))
 
 
@@ -393,7 +481,7 @@ def embed_image_file(tm: TrainedModel | SpokenModel, path: str | Path) -> torch.
         raise InputError(path, "no such image file")
     _, backbone = features_file(tm)
     feats = image_features([path], backbone)
-    return _image_embeddings(tm, torch.from_numpy(feats))[0]
+    return embed_image_features(tm, torch.from_numpy(feats))[0]
 
 
 def top_k(query: torch.Tensor, index: Index, k: int) -> list[Hit]:

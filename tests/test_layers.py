@@ -17,7 +17,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "errors"),
     ("runlock",),
     ("io", "stopping", "optim"),
-    ("logs",),
+    ("logs", "vector_index"),
     ("config", "config_migration", "schema_doc"),
     ("needs",),
     ("text",),
@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("train",),
     ("families",),
     ("report", "config_files", "query"),
+    ("serve",),
     ("cli", "plan"),
 )
 LAYER = {package: i for i, packages in enumerate(LAYERS) for package in packages}

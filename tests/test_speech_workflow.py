@@ -5,6 +5,8 @@ with the default config's rows; the joint text + speech + image models and the a
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import os
 import subprocess
 import sys
@@ -126,10 +128,18 @@ def snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.Compl
     return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
 
 
-def test_tiny_speech_workflow_writes_the_six_thesis_tables(tmp_path, capsys):
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(tiny_config(), allow_unicode=True))
-    run = snakemake(tmp_path, "--cores", "2", *TARGETS)
+@pytest.fixture(scope="module")
+def speech_run(tmp_path_factory) -> Path:
+    """The tiny speech config run once for this file's tests (its working directory)."""
+    workdir = tmp_path_factory.mktemp("speech")
+    (workdir / "config.yaml").write_text(yaml.safe_dump(tiny_config(), allow_unicode=True))
+    run = snakemake(workdir, "--cores", "2", *TARGETS)
     assert run.returncode == 0, run.stderr[-4000:]
+    return workdir
+
+
+def test_tiny_speech_workflow_writes_the_six_thesis_tables(speech_run, capsys):
+    tmp_path = speech_run
 
     for name in TABLES:
         table = pd.read_csv(tmp_path / "results" / f"{name}.tsv", sep="\t")
@@ -329,3 +339,236 @@ def _polyvse_query_searches_a_joint_model(workdir: Path, utterances: pd.DataFram
             args,
             run.stderr,
         )
+
+
+# --- polyvse serve on the tiny run's joint model ------------------------------------------------------------
+
+
+@contextmanager
+def served(model_dir: Path, images: Path | None = None):
+    """``polyvse serve``'s application for ``model_dir`` on a free port of 127.0.0.1, in a thread of this
+    process; yields its base URL."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from polyvse.serve import SearchService, create_app
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(SearchService(model_dir, images)), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def http(url: str, fields: dict | None = None, files: dict | None = None, body: bytes | None = None, headers=None):
+    """(status, decoded JSON or bytes) of a GET, or of a POST of a multipart form (``fields``, ``files``:
+    name → (filename, bytes)) or of a raw ``body``."""
+    import json
+    import urllib.error
+    import urllib.request
+    import uuid
+
+    data, headers = body, dict(headers or {})
+    if fields is not None or files is not None:
+        boundary = uuid.uuid4().hex
+        parts = []
+        for name, value in (fields or {}).items():
+            parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
+        for name, (filename, content) in (files or {}).items():
+            head = f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"\r\n'
+            parts.append(head.encode() + b"Content-Type: application/octet-stream\r\n\r\n" + content + b"\r\n")
+        data = b"".join(parts) + f"--{boundary}--\r\n".encode()
+        headers["Content-Type"] = f"multipart/form-data; boundary={boundary}"
+    request = urllib.request.Request(url, data=data, headers=headers, method="POST" if data is not None else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            status, raw, kind = response.status, response.read(), response.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as err:
+        status, raw, kind = err.code, err.read(), err.headers.get("Content-Type", "")
+    return status, json.loads(raw) if "json" in kind else raw
+
+
+def test_polyvse_serve_answers_text_speech_and_images_and_refuses_bad_requests(speech_run):
+    """The joint model's page: a sentence in two of its languages and a wav find the test images, an image (an
+    upload or a served image's row) finds written and spoken captions; twenty concurrent requests all get the
+    answer a single one gets; bad requests get a 4xx and a reason, and the server keeps serving."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    spoken = speech_run / "results/spoken"
+    utterances = pd.read_parquet(spoken / "utterances.parquet")
+    test = utterances[utterances["split"] == "test"]
+    captions = pd.read_parquet(spoken / "captions.parquet")
+    sentences = {
+        lang: captions[(captions["split"] == "test") & (captions["lang"] == lang)]["text"].iloc[0]
+        for lang in ("en", "hi")
+    }
+    wav = (spoken / test[test["lang"] == "ja"]["path"].iloc[0]).read_bytes()
+    image = (spoken / pd.read_parquet(spoken / "images.parquet")["path"].iloc[-1]).read_bytes()
+    with served(spoken / "joint/joint") as url:
+        status, about = http(f"{url}/api/model")
+        assert status == 200 and about["kind"] == "joint" and about["images"] == 4
+        assert about["text_langs"] == ["en", "hi", "ja"] and about["speech_langs"] == ["en", "hi", "ja"]
+        status, page = http(f"{url}/")
+        assert status == 200 and b"<title>polyvse search</title>" in page
+        assert b"http://" not in page and b"https://" not in page  # nothing from elsewhere: no CDN
+        for lang, sentence in sentences.items():
+            status, found = http(f"{url}/api/search/text", {"text": sentence, "lang": lang, "k": "4"})
+            assert status == 200 and {h["id"] for h in found["results"]} == set(test["image_id"]), found
+        status, heard = http(f"{url}/api/search/audio", {"lang": "ja", "k": "4"}, {"audio": ("q.wav", wav)})
+        assert status == 200 and len(heard["results"]) == 4
+        first = heard["results"][0]
+        status, shown = http(f"{url}{first['image']}")
+        assert status == 200 and shown[:8] == b"\x89PNG\r\n\x1a\n"
+        status, by_file = http(f"{url}/api/search/image", {"k": "24"}, {"image": ("i.png", image)})
+        assert status == 200 and len(by_file["results"]) == 24  # 4 test images x (3 written + 3 spoken captions)
+        spoken_hits = [h for h in by_file["results"] if "audio" in h]
+        assert len(spoken_hits) == 12 and http(f"{url}{spoken_hits[0]['audio']}")[1][:4] == b"RIFF"
+        status, by_row = http(f"{url}/api/search/row", {"row": str(first["row"]), "k": "3"})
+        assert status == 200 and len(by_row["results"]) == 3
+
+        asked = {"text": sentences["en"], "lang": "en", "k": "4"}
+        single = http(f"{url}/api/search/text", asked)
+        with ThreadPoolExecutor(20) as pool:
+            answers = list(pool.map(lambda _: http(f"{url}/api/search/text", asked), range(20)))
+        assert answers == [single] * 20
+
+        bad = {
+            "empty query": ("/api/search/text", {"text": " ", "lang": "en"}, None, 400),
+            "not 'de'": ("/api/search/text", {"text": sentences["en"], "lang": "de"}, None, 400),
+            "not a readable image": ("/api/search/image", {}, {"image": ("x.png", b"not a picture")}, 400),
+            "no file was uploaded": ("/api/search/image", {}, None, 400),
+            "k: expected": ("/api/search/text", {"text": "a", "lang": "en", "k": "9999"}, None, 400),
+            "no image 99": ("/api/search/row", {"row": "99"}, None, 404),
+            "larger than 10 MB": ("/api/search/image", {}, {"image": ("big.png", bytes(11 * 2**20))}, 413),
+        }
+        for reason, (path, fields, files, code) in bad.items():
+            status, answer = http(f"{url}{path}", fields, files)
+            assert status == code and reason in answer["error"] and "Traceback" not in answer["error"], (reason, answer)
+        truncated = b"--xyz\r\nContent-Disposition: form-data; name=image; filename=a\r\n\r\nno end"
+        for kind, reason in (
+            ("multipart/form-data; boundary=xyz", "no file was uploaded"),
+            ("multipart/form-data", "malformed"),
+        ):
+            status, answer = http(f"{url}/api/search/image", body=truncated, headers={"Content-Type": kind})
+            assert status == 400 and reason in answer["error"], (kind, answer)
+        for climb in (
+            "/media/image/../../../etc/passwd",
+            "/media/image/%2e%2e%2fconfig.yaml",
+            "/media/image/-1",
+            "/media/audio/0/../../x",
+        ):
+            status, _ = http(f"{url}{climb}")
+            assert status == 404, climb
+        assert http(f"{url}/api/search/text", asked) == single  # still serving, the same answer
+
+
+def headless_chromium():
+    """A headless Chromium driven by Selenium (the distribution's chromium and chromium-driver), or a skip
+    that says what is missing."""
+    import shutil
+
+    browser, driver = shutil.which("chromium") or shutil.which("chromium-browser"), shutil.which("chromedriver")
+    if not (browser and driver):
+        pytest.skip("no headless browser: apt-get install chromium chromium-driver (.ci/run installs them)")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.skip("selenium is not installed: .venv/bin/pip install -e '.[dev]'")
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    flags = ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000")
+    # a microphone that plays a tone, allowed without asking: the page's recorder is tested too
+    for flag in (*flags, "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(driver), options=options)
+
+
+def test_polyvse_serve_in_a_real_browser(speech_run, tmp_path):
+    """Headless Chromium loads the joint model's page, types a sentence in English and in Hindi, uploads an
+    image and a wav, clicks a result, records from a (fake) microphone, and reads each grid of results; an empty
+    query shows its error. The page
+    with results is kept as a screenshot (in $POLYVSE_TEST_ARTIFACTS where set)."""
+    import os
+    import time
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    spoken = speech_run / "results/spoken"
+    utterances = pd.read_parquet(spoken / "utterances.parquet")
+    test = utterances[utterances["split"] == "test"]
+    captions = pd.read_parquet(spoken / "captions.parquet")
+    test_captions = captions[captions["split"] == "test"]
+    wav = spoken / test[test["lang"] == "ja"]["path"].iloc[0]
+    image = spoken / pd.read_parquet(spoken / "images.parquet")["path"].iloc[-1]
+    browser = headless_chromium()
+    try:
+        with served(spoken / "joint/joint") as url:
+            browser.get(url)
+            wait = WebDriverWait(browser, 60)
+            wait.until(lambda b: b.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+
+            def results(status: str) -> list:
+                wait.until(lambda b: b.find_element(By.ID, "status").text == status)
+                return browser.find_elements(By.CSS_SELECTOR, "#results .result")
+
+            for lang in ("en", "hi"):
+                sentence = test_captions[test_captions["lang"] == lang]["text"].iloc[0]
+                Select(browser.find_element(By.ID, "lang")).select_by_value(lang)
+                box = browser.find_element(By.ID, "text")
+                box.clear()
+                box.send_keys(sentence)
+                browser.find_element(By.ID, "search-text").click()
+                shown = results(f"“{sentence}” ({lang}): 4 results")
+                assert {r.get_attribute("data-id") for r in shown} == set(test["image_id"])
+                assert all(r.find_element(By.TAG_NAME, "img").get_property("naturalWidth") > 0 for r in shown)
+            artifacts = Path(os.environ.get("POLYVSE_TEST_ARTIFACTS") or tmp_path)
+            artifacts.mkdir(parents=True, exist_ok=True)
+            assert browser.save_screenshot(str(artifacts / "serve_joint_text_query.png"))
+
+            results_wanted = browser.find_element(By.ID, "k")
+            results_wanted.clear()
+            results_wanted.send_keys("24")  # every written and spoken caption of the 4 test images
+            browser.find_element(By.ID, "image-file").send_keys(str(image.resolve()))
+            browser.find_element(By.ID, "search-image").click()
+            shown = results("an uploaded image: 24 results")
+            texts = [r.find_element(By.CLASS_NAME, "caption").text for r in shown]
+            assert set(texts) - {t for t in texts if t.startswith("spoken (")} <= set(captions["text"])
+            assert any(r.find_elements(By.TAG_NAME, "audio") for r in shown)  # spoken captions have a player
+
+            Select(browser.find_element(By.ID, "audio-lang")).select_by_value("ja")
+            browser.find_element(By.ID, "audio-file").send_keys(str(wav.resolve()))
+            browser.find_element(By.ID, "search-audio").click()
+            shown = results("spoken (ja): 4 results")
+            first = shown[0].get_attribute("data-id")
+            shown[0].find_element(By.TAG_NAME, "img").click()  # a result image searches with it
+            assert len(results(f"{first}: 24 results")) == 24
+
+            record = browser.find_element(By.ID, "record")
+            record.click()
+            wait.until(lambda b: record.text == "Stop and search")
+            time.sleep(1.5)  # a second and a half of the fake microphone's tone
+            record.click()
+            assert len(results("spoken (ja): 4 results")) == 4
+
+            browser.find_element(By.ID, "text").clear()
+            browser.find_element(By.ID, "search-text").click()
+            wait.until(lambda b: "empty query" in b.find_element(By.ID, "error").text)
+    finally:
+        browser.quit()

@@ -373,6 +373,36 @@ def test_polyvse_query_searches_a_trained_model(workdir, tmp_path, capsys, monke
     code, again, _ = run(model, "--text", "ein roter Kreis", "--lang", "de", "--images", str(folder))
     assert again == first and cache.stat().st_mtime_ns == stamp  # the folder's features come from the cache
 
+    # from INDEX_THRESHOLD images on, a folder is searched through its vector index (here from 4)
+    import polyvse.query
+
+    images = pd.read_parquet(workdir / "results/m30k/images.parquet")
+    test_paths = sorted(images.loc[images["split"] == "test", "path"])
+    for path in test_paths[:6]:
+        shutil.copy(workdir / "results/m30k" / path, folder / Path(path).name)
+    exact = [
+        line.split()[2]
+        for line in run(model, "--text", "ein roter Kreis", "--lang", "de", "--images", str(folder))[1].splitlines()[1:]
+    ]
+    monkeypatch.setattr(polyvse.query, "INDEX_THRESHOLD", 4)
+    assert main(["index", str(folder), "--model", model]) == 0
+    indexed = capsys.readouterr().out
+    assert "images indexed" in indexed
+    [index_dir] = (folder / ".polyvse" / "index").iterdir()
+    code, out, _ = run(model, "--text", "ein roter Kreis", "--lang", "de", "--images", str(folder))
+    assert code == 0 and [line.split()[2] for line in out.splitlines()[1:]] == exact
+    extra = folder / Path(test_paths[6]).name
+    shutil.copy(workdir / "results/m30k" / test_paths[6], extra)
+    code, out, _ = run(model, "--text", "ein roter Kreis", "--lang", "de", "--images", str(folder), "-k", "20")
+    meta = json.loads((index_dir / "meta.json").read_text())
+    assert code == 0 and f"of {len(list(folder.glob('*.png')))} in" in out and len(meta["chunks"]) == 2  # added
+    extra.unlink()
+    code, out, _ = run(model, "--text", "ein roter Kreis", "--lang", "de", "--images", str(folder))
+    meta = json.loads((index_dir / "meta.json").read_text())
+    assert [line.split()[2] for line in out.splitlines()[1:]] == exact and len(meta["chunks"]) == 1  # rebuilt
+    monkeypatch.undo()
+    monkeypatch.chdir(workdir)
+
     (tmp_path / "broken.png").write_bytes(b"not a picture")
     bad = {
         ("results/m30k", "--text", "x", "--lang", "de"): "not a trained model's directory",
