@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 
 
@@ -24,44 +21,38 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=Path("docs/serve.png"))
     args = p.parse_args()
 
-    import uvicorn
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
-    from polyvse.serve import SearchService, create_app
+    from polyvse.serve import SearchService, running
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(SearchService(args.model)), port=port, log_level="warning"))
-    threading.Thread(target=server.run, daemon=True).start()
-    while not server.started:
-        time.sleep(0.05)
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium") or shutil.which("chromium-browser") or ""
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,900"):
         options.add_argument(flag)
-    browser = webdriver.Chrome(service=Service(shutil.which("chromedriver") or ""), options=options)
-    try:
-        browser.get(f"http://127.0.0.1:{port}/")
-        wait = WebDriverWait(browser, 60)
-        wait.until(lambda b: b.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
-        Select(browser.find_element(By.ID, "lang")).select_by_value(args.lang)
-        k = browser.find_element(By.ID, "k")
-        k.clear()
-        k.send_keys(str(args.k))
-        browser.find_element(By.ID, "text").send_keys(args.text)
-        browser.find_element(By.ID, "search-text").click()
-        wait.until(lambda b: b.find_element(By.ID, "status").text.endswith(f"{args.k} results"))
-        wait.until(lambda b: all(i.get_property("complete") for i in b.find_elements(By.CSS_SELECTOR, "#results img")))
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        browser.save_screenshot(str(args.out))
-        print(f"{args.out}: {browser.find_element(By.ID, 'status').text}")
-    finally:
-        browser.quit()
-        server.should_exit = True
+    with running(SearchService(args.model)) as url:
+        browser = webdriver.Chrome(service=Service(shutil.which("chromedriver") or ""), options=options)
+        try:
+            browser.get(url)
+            wait = WebDriverWait(browser, 60)
+            wait.until(lambda b: b.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+            Select(browser.find_element(By.ID, "lang")).select_by_value(args.lang)
+            k = browser.find_element(By.ID, "k")
+            k.clear()
+            k.send_keys(str(args.k))
+            browser.find_element(By.ID, "text").send_keys(args.text)
+            browser.find_element(By.ID, "search-text").click()
+            wait.until(lambda b: b.find_element(By.ID, "status").text.endswith(f"{args.k} results"))
+            wait.until(
+                lambda b: all(i.get_property("complete") for i in b.find_elements(By.CSS_SELECTOR, "#results img"))
+            )
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            browser.save_screenshot(str(args.out))
+            print(f"{args.out}: {browser.find_element(By.ID, 'status').text}")
+        finally:
+            browser.quit()
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import logging
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -291,6 +293,35 @@ def create_app(service: SearchService):
             Exception: unexpected,
         },
     )
+
+
+@contextmanager
+def running(service: SearchService, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """The app of ``service`` answering in a thread of this process (a notebook's, a test's) on ``host:port``
+    (0: a free port); yields its base URL and stops it on leaving."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    if port == 0:
+        with socket.socket() as probe:
+            probe.bind((host, 0))
+            port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(service), host=host, port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"polyvse serve: the server on {host}:{port} did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
 
 
 def serve(model_dir: str | Path, images: str | Path | None, host: str, port: int) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -55,3 +57,47 @@ def smalr_run(tmp_path_factory) -> Path:
     )
     assert done.returncode == 0, done.stderr[-4000:]
     return d
+
+
+# --- polyvse serve in tests: the app in a thread, and a headless browser --------------------------------------
+
+
+@pytest.fixture
+def served():
+    """``with served(model_dir[, images]) as url``: ``polyvse serve``'s app for the model, in a thread of the
+    test's process, on a free port of 127.0.0.1."""
+    from polyvse.serve import SearchService, running
+
+    @contextmanager
+    def serving(model_dir: Path, images: Path | None = None) -> Iterator[str]:
+        with running(SearchService(model_dir, images)) as url:
+            yield url
+
+    return serving
+
+
+@pytest.fixture
+def chromium() -> Iterator:
+    """A headless Chromium driven by Selenium (the distribution's chromium and chromium-driver), or a skip
+    that says what is missing."""
+    import shutil
+
+    binary, driver = shutil.which("chromium") or shutil.which("chromium-browser"), shutil.which("chromedriver")
+    if not (binary and driver):
+        pytest.skip("no headless browser: apt-get install chromium chromium-driver (.ci/run installs them)")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.skip("selenium is not installed: .venv/bin/pip install -e '.[dev]'")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    flags = ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000")
+    # a microphone that plays a tone, allowed without asking: the page's recorder is tested too
+    for flag in (*flags, "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(service=Service(driver), options=options)
+    try:
+        yield browser
+    finally:
+        browser.quit()

@@ -5,7 +5,6 @@ with the default config's rows; the joint text + speech + image models and the a
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 
 import os
 import subprocess
@@ -344,37 +343,6 @@ def _polyvse_query_searches_a_joint_model(workdir: Path, utterances: pd.DataFram
 # --- polyvse serve on the tiny run's joint model ------------------------------------------------------------
 
 
-@contextmanager
-def served(model_dir: Path, images: Path | None = None):
-    """``polyvse serve``'s application for ``model_dir`` on a free port of 127.0.0.1, in a thread of this
-    process; yields its base URL."""
-    import socket
-    import threading
-    import time
-
-    import uvicorn
-
-    from polyvse.serve import SearchService, create_app
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(SearchService(model_dir, images)), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-
-
 def http(url: str, fields: dict | None = None, files: dict | None = None, body: bytes | None = None, headers=None):
     """(status, decoded JSON or bytes) of a GET, or of a POST of a multipart form (``fields``, ``files``:
     name → (filename, bytes)) or of a raw ``body``."""
@@ -403,7 +371,7 @@ def http(url: str, fields: dict | None = None, files: dict | None = None, body: 
     return status, json.loads(raw) if "json" in kind else raw
 
 
-def test_polyvse_serve_answers_text_speech_and_images_and_refuses_bad_requests(speech_run):
+def test_polyvse_serve_answers_text_speech_and_images_and_refuses_bad_requests(speech_run, served):
     """The joint model's page: a sentence in two of its languages and a wav find the test images, an image (an
     upload or a served image's row) finds written and spoken captions; twenty concurrent requests all get the
     answer a single one gets; bad requests get a 4xx and a reason, and the server keeps serving."""
@@ -477,29 +445,7 @@ def test_polyvse_serve_answers_text_speech_and_images_and_refuses_bad_requests(s
         assert http(f"{url}/api/search/text", asked) == single  # still serving, the same answer
 
 
-def headless_chromium():
-    """A headless Chromium driven by Selenium (the distribution's chromium and chromium-driver), or a skip
-    that says what is missing."""
-    import shutil
-
-    browser, driver = shutil.which("chromium") or shutil.which("chromium-browser"), shutil.which("chromedriver")
-    if not (browser and driver):
-        pytest.skip("no headless browser: apt-get install chromium chromium-driver (.ci/run installs them)")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        pytest.skip("selenium is not installed: .venv/bin/pip install -e '.[dev]'")
-    options = webdriver.ChromeOptions()
-    options.binary_location = browser
-    flags = ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000")
-    # a microphone that plays a tone, allowed without asking: the page's recorder is tested too
-    for flag in (*flags, "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"):
-        options.add_argument(flag)
-    return webdriver.Chrome(service=Service(driver), options=options)
-
-
-def test_polyvse_serve_in_a_real_browser(speech_run, tmp_path):
+def test_polyvse_serve_in_a_real_browser(speech_run, served, chromium, tmp_path):
     """Headless Chromium loads the joint model's page, types a sentence in English and in Hindi, uploads an
     image and a wav, clicks a result, records from a (fake) microphone, and reads each grid of results; an empty
     query shows its error. The page
@@ -517,58 +463,55 @@ def test_polyvse_serve_in_a_real_browser(speech_run, tmp_path):
     test_captions = captions[captions["split"] == "test"]
     wav = spoken / test[test["lang"] == "ja"]["path"].iloc[0]
     image = spoken / pd.read_parquet(spoken / "images.parquet")["path"].iloc[-1]
-    browser = headless_chromium()
-    try:
-        with served(spoken / "joint/joint") as url:
-            browser.get(url)
-            wait = WebDriverWait(browser, 60)
-            wait.until(lambda b: b.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+    browser = chromium
+    with served(spoken / "joint/joint") as url:
+        browser.get(url)
+        wait = WebDriverWait(browser, 60)
+        wait.until(lambda b: b.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
 
-            def results(status: str) -> list:
-                wait.until(lambda b: b.find_element(By.ID, "status").text == status)
-                return browser.find_elements(By.CSS_SELECTOR, "#results .result")
+        def results(status: str) -> list:
+            wait.until(lambda b: b.find_element(By.ID, "status").text == status)
+            return browser.find_elements(By.CSS_SELECTOR, "#results .result")
 
-            for lang in ("en", "hi"):
-                sentence = test_captions[test_captions["lang"] == lang]["text"].iloc[0]
-                Select(browser.find_element(By.ID, "lang")).select_by_value(lang)
-                box = browser.find_element(By.ID, "text")
-                box.clear()
-                box.send_keys(sentence)
-                browser.find_element(By.ID, "search-text").click()
-                shown = results(f"“{sentence}” ({lang}): 4 results")
-                assert {r.get_attribute("data-id") for r in shown} == set(test["image_id"])
-                assert all(r.find_element(By.TAG_NAME, "img").get_property("naturalWidth") > 0 for r in shown)
-            artifacts = Path(os.environ.get("POLYVSE_TEST_ARTIFACTS") or tmp_path)
-            artifacts.mkdir(parents=True, exist_ok=True)
-            assert browser.save_screenshot(str(artifacts / "serve_joint_text_query.png"))
-
-            results_wanted = browser.find_element(By.ID, "k")
-            results_wanted.clear()
-            results_wanted.send_keys("24")  # every written and spoken caption of the 4 test images
-            browser.find_element(By.ID, "image-file").send_keys(str(image.resolve()))
-            browser.find_element(By.ID, "search-image").click()
-            shown = results("an uploaded image: 24 results")
-            texts = [r.find_element(By.CLASS_NAME, "caption").text for r in shown]
-            assert set(texts) - {t for t in texts if t.startswith("spoken (")} <= set(captions["text"])
-            assert any(r.find_elements(By.TAG_NAME, "audio") for r in shown)  # spoken captions have a player
-
-            Select(browser.find_element(By.ID, "audio-lang")).select_by_value("ja")
-            browser.find_element(By.ID, "audio-file").send_keys(str(wav.resolve()))
-            browser.find_element(By.ID, "search-audio").click()
-            shown = results("spoken (ja): 4 results")
-            first = shown[0].get_attribute("data-id")
-            shown[0].find_element(By.TAG_NAME, "img").click()  # a result image searches with it
-            assert len(results(f"{first}: 24 results")) == 24
-
-            record = browser.find_element(By.ID, "record")
-            record.click()
-            wait.until(lambda b: record.text == "Stop and search")
-            time.sleep(1.5)  # a second and a half of the fake microphone's tone
-            record.click()
-            assert len(results("spoken (ja): 4 results")) == 4
-
-            browser.find_element(By.ID, "text").clear()
+        for lang in ("en", "hi"):
+            sentence = test_captions[test_captions["lang"] == lang]["text"].iloc[0]
+            Select(browser.find_element(By.ID, "lang")).select_by_value(lang)
+            box = browser.find_element(By.ID, "text")
+            box.clear()
+            box.send_keys(sentence)
             browser.find_element(By.ID, "search-text").click()
-            wait.until(lambda b: "empty query" in b.find_element(By.ID, "error").text)
-    finally:
-        browser.quit()
+            shown = results(f"“{sentence}” ({lang}): 4 results")
+            assert {r.get_attribute("data-id") for r in shown} == set(test["image_id"])
+            assert all(r.find_element(By.TAG_NAME, "img").get_property("naturalWidth") > 0 for r in shown)
+        artifacts = Path(os.environ.get("POLYVSE_TEST_ARTIFACTS") or tmp_path)
+        artifacts.mkdir(parents=True, exist_ok=True)
+        assert browser.save_screenshot(str(artifacts / "serve_joint_text_query.png"))
+
+        results_wanted = browser.find_element(By.ID, "k")
+        results_wanted.clear()
+        results_wanted.send_keys("24")  # every written and spoken caption of the 4 test images
+        browser.find_element(By.ID, "image-file").send_keys(str(image.resolve()))
+        browser.find_element(By.ID, "search-image").click()
+        shown = results("an uploaded image: 24 results")
+        texts = [r.find_element(By.CLASS_NAME, "caption").text for r in shown]
+        assert set(texts) - {t for t in texts if t.startswith("spoken (")} <= set(captions["text"])
+        assert any(r.find_elements(By.TAG_NAME, "audio") for r in shown)  # spoken captions have a player
+
+        Select(browser.find_element(By.ID, "audio-lang")).select_by_value("ja")
+        browser.find_element(By.ID, "audio-file").send_keys(str(wav.resolve()))
+        browser.find_element(By.ID, "search-audio").click()
+        shown = results("spoken (ja): 4 results")
+        first = shown[0].get_attribute("data-id")
+        shown[0].find_element(By.TAG_NAME, "img").click()  # a result image searches with it
+        assert len(results(f"{first}: 24 results")) == 24
+
+        record = browser.find_element(By.ID, "record")
+        record.click()
+        wait.until(lambda b: record.text == "Stop and search")
+        time.sleep(1.5)  # a second and a half of the fake microphone's tone
+        record.click()
+        assert len(results("spoken (ja): 4 results")) == 4
+
+        browser.find_element(By.ID, "text").clear()
+        browser.find_element(By.ID, "search-text").click()
+        wait.until(lambda b: "empty query" in b.find_element(By.ID, "error").text)
