@@ -7,6 +7,7 @@ from __future__ import annotations
 
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -371,7 +372,7 @@ def http(url: str, fields: dict | None = None, files: dict | None = None, body: 
     return status, json.loads(raw) if "json" in kind else raw
 
 
-def test_polyvse_serve_answers_text_speech_and_images_and_refuses_bad_requests(speech_run, served):
+def test_polyvse_serve_answers_text_speech_and_images_and_refuses_bad_requests(speech_run, served, tmp_path):
     """The joint model's page: a sentence in two of its languages and a wav find the test images, an image (an
     upload or a served image's row) finds written and spoken captions; twenty concurrent requests all get the
     answer a single one gets; bad requests get a 4xx and a reason, and the server keeps serving."""
@@ -443,6 +444,19 @@ def test_polyvse_serve_answers_text_speech_and_images_and_refuses_bad_requests(s
             status, _ = http(f"{url}{climb}")
             assert status == 404, climb
         assert http(f"{url}/api/search/text", asked) == single  # still serving, the same answer
+
+    folder = tmp_path / "mine"  # --images: a folder of the user's, where an image finds images
+    folder.mkdir()
+    for path in pd.read_parquet(spoken / "images.parquet")["path"].iloc[:3]:
+        shutil.copy(spoken / path, folder / Path(path).name)
+    with served(spoken / "joint/joint", folder) as url:
+        status, about = http(f"{url}/api/model")
+        assert status == 200 and about["images"] == 3 and about["image_finds"] == "images"
+        status, found = http(f"{url}/api/search/text", {"text": sentences["en"], "lang": "en", "k": "3"})
+        assert status == 200 and {h["id"] for h in found["results"]} == {p.name for p in folder.glob("*.png")}
+        status, similar = http(f"{url}/api/search/row", {"row": "0", "k": "3"})
+        assert status == 200 and {h["id"] for h in similar["results"]} == {p.name for p in folder.glob("*.png")}
+        assert http(f"{url}/media/image/3")[0] == 404 and http(f"{url}/media/image/0")[0] == 200
 
 
 def test_polyvse_serve_in_a_real_browser(speech_run, served, chromium, tmp_path):
