@@ -101,3 +101,21 @@ def chromium() -> Iterator:
         yield browser
     finally:
         browser.quit()
+
+
+def default_run_test_scenes(model: Path) -> dict:
+    """After `snakemake --cores all` here: the scene plans of the default run's Multi30K-like test images (the
+    relevance of a short query); skips when ``model`` (a default run's model directory) is not trained here."""
+    import pandas as pd
+    import yaml
+    from snakemake.utils import validate
+
+    from polyvse.evaluate.described import scene_plans
+
+    if not (model / "model.pt").is_file():
+        pytest.skip(f"no default run in results/: {model.relative_to(REPO)} is not trained here")
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))
+    validate(config, str(REPO / "config" / "schema.yaml"))  # the schema's defaults: the dataset's seed, lexicon
+    synthetic = config["datasets"]["m30k"]["synthetic"]
+    images = pd.read_parquet(REPO / "results" / "m30k" / "images.parquet")
+    return scene_plans(images.loc[images["split"] == "test", "image_id"], synthetic["seed"], synthetic["lexicon"])

@@ -5,10 +5,7 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
-import yaml
-from snakemake.utils import validate
 
 from polyvse.data.synthetic import image_id, make_scene
 from polyvse.data.synthetic.scene import ObjectGroup, Scene
@@ -21,6 +18,7 @@ from polyvse.evaluate.described import (
     scene_plans,
 )
 from polyvse.report.described_queries import described_markdown, described_table
+from conftest import default_run_test_scenes
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = REPO / "results" / "m30k" / "models" / "embn_en"
@@ -94,15 +92,9 @@ def default_run_queries() -> tuple[float, float, int, str]:
     """After `snakemake --cores all` here: the English EmbN's mean precision at 5 on colour x shape
     queries through polyvse query (each description shown in MIN_RELEVANT or more test images), a random
     ranking's, how many descriptions, and the five worst; skips without a default run."""
-    if not (MODEL / "model.pt").is_file():
-        pytest.skip("no default run in results/: its English EmbN is not trained here")
+    scenes = default_run_test_scenes(MODEL)
     from polyvse.query import described_precision, open_model
 
-    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))
-    validate(config, str(REPO / "config" / "schema.yaml"))  # the schema's defaults: the dataset's seed, lexicon
-    synthetic = config["datasets"]["m30k"]["synthetic"]
-    images = pd.read_parquet(REPO / "results" / "m30k" / "images.parquet")
-    scenes = scene_plans(images.loc[images["split"] == "test", "image_id"], synthetic["seed"], synthetic["lexicon"])
     found = described_precision(open_model(MODEL), scenes, descriptions((None, 2)))
     mean, counted = mean_precision(found, MIN_RELEVANT)
     kept = [(d, n, p) for d, n, p in found if n >= MIN_RELEVANT]

@@ -5,10 +5,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
-from snakemake.utils import validate
-
-from polyvse.evaluate.described import Description, precision_at_k, relevant_images, scene_plans
+from conftest import default_run_test_scenes
+from polyvse.evaluate.described import Description, precision_at_k, relevant_images
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = REPO / "results" / "m30k" / "models" / "embn_en"
@@ -20,13 +18,7 @@ def top_five(served, chromium) -> tuple[list[str], set[str]]:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
-    if not (MODEL / "model.pt").is_file():
-        pytest.skip("no default run in results/: its English EmbN is not trained here")
-    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))
-    validate(config, str(REPO / "config" / "schema.yaml"))  # the schema's defaults: the dataset's seed, lexicon
-    synthetic = config["datasets"]["m30k"]["synthetic"]
-    images = pd.read_parquet(REPO / "results" / "m30k" / "images.parquet")
-    scenes = scene_plans(images.loc[images["split"] == "test", "image_id"], synthetic["seed"], synthetic["lexicon"])
+    scenes = default_run_test_scenes(MODEL)
     with served(MODEL) as url:
         chromium.get(url)
         wait = WebDriverWait(chromium, 60)
