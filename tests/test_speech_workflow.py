@@ -372,6 +372,16 @@ def http(url: str, fields: dict | None = None, files: dict | None = None, body: 
     return status, json.loads(raw) if "json" in kind else raw
 
 
+def _try(call):
+    """``call()``, or None where it cannot connect (yet)."""
+    import urllib.error
+
+    try:
+        return call()
+    except (urllib.error.URLError, ConnectionError):
+        return None
+
+
 def test_polyvse_serve_answers_text_speech_and_images_and_refuses_bad_requests(speech_run, served, tmp_path):
     """The joint model's page: a sentence in two of its languages and a wav find the test images, an image (an
     upload or a served image's row) finds written and spoken captions; twenty concurrent requests all get the
@@ -444,6 +454,38 @@ def test_polyvse_serve_answers_text_speech_and_images_and_refuses_bad_requests(s
             status, _ = http(f"{url}{climb}")
             assert status == 404, climb
         assert http(f"{url}/api/search/text", asked) == single  # still serving, the same answer
+
+    # the console script, as a user starts it: it listens on 127.0.0.1 and stops on SIGTERM
+    import signal
+    import socket
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = str(Path(sys.executable).with_name("polyvse"))
+    server = subprocess.Popen(
+        [script, "serve", str(spoken / "joint/joint"), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert "polyvse serve: 4 images of the test split" in server.stdout.readline()
+        assert f"open http://127.0.0.1:{port}/" in server.stdout.readline()
+        deadline = time.monotonic() + 60
+        while (answer := _try(lambda: http(f"http://127.0.0.1:{port}/api/model"))) is None:
+            assert server.poll() is None and time.monotonic() < deadline, "polyvse serve did not answer"
+            time.sleep(0.2)
+        assert answer[0] == 200 and answer[1]["kind"] == "joint"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) in (0, -signal.SIGTERM)  # uvicorn shuts down, then re-raises the signal
+        assert "Traceback" not in server.stderr.read()
+    bad_port = subprocess.run(
+        [script, "serve", str(spoken / "joint/joint"), "--port", "70000"], capture_output=True, text=True
+    )
+    assert bad_port.returncode == 2 and "--port: expected a port from 1 to 65535" in bad_port.stderr
 
     folder = tmp_path / "mine"  # --images: a folder of the user's, where an image finds images
     folder.mkdir()
