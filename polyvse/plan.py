@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from polyvse.config import check_config
 from polyvse.config_files import schema_violation, with_schema_defaults
 from polyvse.families import family_checks
 from polyvse.needs import prune_to_available
 from polyvse.report.findings import CLAIM_FAMILIES, Claim, replica, replicated, seed_groups
+from polyvse.run_plan import Plan
 
 
 def add_replica(config: dict, variant: str, k: int) -> str:
@@ -69,22 +69,6 @@ def add_seed_replicas(config: dict) -> tuple[dict[str, list[str]], list[str]]:
     return findings, add_any_to_any_replicas(config)
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What :func:`build_plan` decided beyond the config it completed."""
-
-    left_out: list[str]
-    """The rows, figure points and curves the data cannot run (no MT or dictionaries), said to the user."""
-    findings_replicas: dict[str, list[str]]
-    """Family → the seed replicas the findings compare (MLMME runs included)."""
-    any_to_any_replicas: list[str]
-    """The replicas the any_to_any reports compare that the findings did not add."""
-    seed_groups: dict[str, list[str]]
-    """Variant → it and its replicas, trained in one job (they differ in the seed alone)."""
-    seed_suffixes: list[str]
-    """``""``, ``"-s1"``, …: one a seed of a group."""
-
-
 def check(config: dict, schema: Mapping) -> None:
     """Check ``config`` against ``schema`` (filling its defaults), then every cross-reference: those every
     family shares (:func:`polyvse.config.check_config`), then each family's own (:mod:`polyvse.families`).
@@ -114,11 +98,24 @@ def build_plan(config: dict, schema: Mapping) -> Plan:
         config.clear()
         config.update(available)
     findings, any_to_any = add_seed_replicas(config)
-    seeds = max(1, int(config.get("findings", {}).get("seeds", 0)))
+    return completed_plan(config, left_out, findings, any_to_any)
+
+
+def completed_plan(
+    config: Mapping,
+    left_out: list[str] | None = None,
+    findings_replicas: dict[str, list[str]] | None = None,
+    any_to_any_replicas: list[str] | None = None,
+) -> Plan:
+    """The :class:`~polyvse.run_plan.Plan` of a config whose seed replicas are in it already (by
+    :func:`build_plan`, or a test's :func:`add_findings_replicas`)."""
+    seeds = int(config.get("findings", {}).get("seeds", 0))
     return Plan(
-        left_out=left_out,
-        findings_replicas=findings,
-        any_to_any_replicas=any_to_any,
+        config=config,
+        seeds=seeds,
+        left_out=list(left_out or []),
+        findings_replicas=dict(findings_replicas or {f: [] for f in CLAIM_FAMILIES}),
+        any_to_any_replicas=list(any_to_any_replicas or []),
         seed_groups=seed_groups(config),
-        seed_suffixes=[replica("", k) for k in range(seeds)],
+        seed_suffixes=[replica("", k) for k in range(max(1, seeds))],
     )

@@ -33,7 +33,7 @@ from polyvse.errors import ConfigFileError
 from polyvse.needs import HOW_TO_TRANSLATE, mt_available
 from polyvse.report.any_to_any import model_evaluations
 from polyvse.plan import build_plan
-from polyvse.report.findings import active_claims, findings_plan, plan_files
+from polyvse.report.findings import findings_plan, plan_files
 from polyvse.report.gallery import gallery_candidates
 from polyvse.report.learning import learning_figures, learning_inputs, learning_plan
 from polyvse.translate.quality import mt_datasets
@@ -80,9 +80,9 @@ SEED_SUFFIXES = PLAN.seed_suffixes
 
 R = config["results_dir"]
 BACKBONE = config["image_features"]["backbone"]
-FINDINGS_PLAN = findings_plan(config, R)  # what the findings rule reads, once (rules/report.smk)
+FINDINGS_PLAN = findings_plan(PLAN, R)  # what the findings rule reads, once (rules/report.smk)
 # every trained model a table or figure reads, seed replicas included (rule learning, rules/report.smk)
-LEARNING_PLAN = learning_plan(config, R)
+LEARNING_PLAN = learning_plan(PLAN, R)
 LEARNING_FIGURES = learning_figures(LEARNING_PLAN, R)
 
 
@@ -138,7 +138,7 @@ def all_targets():
         [f"{R}/{name}.{ext}" for name, rep in config["reports"].items() for ext in report_extensions(rep["layout"])]
         + expand(f"{R}/{{figure}}.{{ext}}", figure=list(config["figures"]), ext=["tsv", "png"])
         + [f"{R}/data_stats.{ext}" for ext in ("tsv", "md") if text_datasets()]  # rules/data.smk
-        + [f"{R}/findings.{ext}" for ext in ("tsv", "md") if active_claims(config)]  # rules/report.smk
+        + [f"{R}/findings.{ext}" for ext in ("tsv", "md") if FINDINGS_PLAN]  # rules/report.smk
         + ([f"{R}/learning.{ext}" for ext in ("tsv", "md")] if LEARNING_PLAN["models"] else [])  # rules/report.smk
         + list(LEARNING_FIGURES.values())  # rules/report.smk
         + [f"{R}/gallery/{report}.png" for report in gallery_reports()]  # rules/report.smk
@@ -493,7 +493,7 @@ def joint_gallery_inputs(wildcards):
 
 
 def any_to_any_eval_files(wildcards):
-    return [path for model in model_evaluations(config, wildcards.a2a_report, R) for path in model["evals"]]
+    return [path for model in model_evaluations(PLAN, wildcards.a2a_report, R) for path in model["evals"]]
 
 
 # ----------------------------------------------------------------------------- rules/translator.smk: input functions

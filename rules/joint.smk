@@ -83,7 +83,7 @@ rule any_to_any:
         mem_mb=500,
         runtime=5,
     params:
-        models=lambda wc: model_evaluations(config, wc.a2a_report, R),
+        models=lambda wc: model_evaluations(PLAN, wc.a2a_report, R),
         dataset=lambda wc: config["reports"][wc.a2a_report]["dataset"],
         langs=lambda wc: config["datasets"][config["reports"][wc.a2a_report]["dataset"]]["langs"],
         caption=lambda wc: config["reports"][wc.a2a_report]["caption"] or wc.a2a_report,

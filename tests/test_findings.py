@@ -10,7 +10,7 @@ import pandas as pd
 
 from polyvse.config import variant_settings
 from polyvse.speech.settings import speech_variant_settings
-from polyvse.plan import add_findings_replicas, add_replica
+from polyvse.plan import add_findings_replicas, add_replica, completed_plan
 from polyvse.report.findings import (
     Claim,
     active_claims,
@@ -112,7 +112,7 @@ def write_eval(root, variant, m_r, best_epoch=8):
 def test_findings_table_reads_every_seed_through_the_table_code(tmp_path):
     cfg = config()
     add_findings_replicas(cfg, [CLAIM])
-    plan = findings_plan(cfg, "results", [CLAIM])
+    plan = findings_plan(completed_plan(cfg), "results", [CLAIM])
     # A = mean of en, de; LA seeds 10, 11, 12; HEM seeds 20, 21, 22
     for k, suffix in enumerate(["", "-s1", "-s2"]):
         write_eval(tmp_path, f"la{suffix}", (10.0 + k - 1, 10.0 + k + 1), best_epoch=8 if k else 5)
@@ -148,7 +148,7 @@ def test_best_run_tells_a_patience_stop_from_a_ceiling_stop(tmp_path):
     flagged only for a row at the ceiling in two or more of its three seeds."""
     cfg = config()
     add_findings_replicas(cfg, [CLAIM])
-    plan = findings_plan(cfg, "results", [CLAIM])
+    plan = findings_plan(completed_plan(cfg), "results", [CLAIM])
     # LA converged in every seed; HEM hit its ceiling in seeds 0 and 2 (seed 1 converged)
     runs = {
         "la": {"best_epoch": 12, "epochs_run": 16, "stop_reason": "patience"},

@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("runlock",),
     ("io", "stopping", "optim"),
     ("logs", "vector_index"),
-    ("config", "config_migration", "schema_doc"),
+    ("config", "config_migration", "schema_doc", "run_plan"),
     ("needs",),
     ("text",),
     ("data", "features"),

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from polyvse.plan import add_seed_replicas
+from polyvse.plan import add_seed_replicas, completed_plan
 from polyvse.report.learning import (
     EXCEPTIONS,
     curve_panels,
@@ -343,7 +343,7 @@ def default_config():
 
 
 def test_the_default_plan_has_every_trained_model_of_a_table_once(default_config):
-    plan = learning_plan(default_config, "results")
+    plan = learning_plan(completed_plan(default_config), "results")
     models = {(m["variant"], m["run"]): m for m in plan["models"]}
     assert len(models) == len(plan["models"])
     # a word variant and its seed replicas, in every table and figure that reads it
@@ -374,7 +374,7 @@ def test_the_default_plan_has_every_trained_model_of_a_table_once(default_config
 def test_a_variant_no_table_reads_is_not_a_row(default_config):
     config = {**default_config, "variants": {**default_config["variants"]}}
     config["variants"]["unused"] = {"model": "embn", "dataset": "m30k", "train_langs": ["en"]}
-    assert "unused" not in {m["variant"] for m in learning_plan(config, "results")["models"]}
+    assert "unused" not in {m["variant"] for m in learning_plan(completed_plan(config), "results")["models"]}
 
 
 def test_the_default_dag_writes_the_learning_overview(tmp_path):

@@ -19,13 +19,14 @@ noise* otherwise; with one seed there is no spread and no verdict.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from polyvse.config import SPEECH_FAMILY
 from polyvse.report.findings import replica, spread
+from polyvse.run_plan import Plan
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("query", "target", "r1", "r10", "mr")
 ONE_SEED = "one seed: no verdict"
@@ -236,14 +237,14 @@ def any_to_any_markdown(
     return "\n".join(lines).rstrip() + "\n"
 
 
-def model_evaluations(config: Mapping, report: str, results: str) -> list[dict]:
-    """Per row of an any_to_any report: its name, kind (joint | speech), and the evaluation files
-    of its seeds (seed 0 first; ``findings.seeds`` of them, at least one)."""
-    seeds = max(1, int(config.get("findings", {}).get("seeds", 0)))
+def model_evaluations(plan: Plan, report: str, results: str) -> list[dict]:
+    """Per row of an any_to_any report of the run's plan: its name, kind (joint | speech), and the evaluation
+    files of its seeds (seed 0 first; ``findings.seeds`` of them, at least one)."""
+    seeds = max(1, plan.seeds)
     out = []
-    for row in config["reports"][report]["rows"]:
+    for row in plan.config["reports"][report]["rows"]:
         name = row["variant"]
-        v = config["variants"][name]
+        v = plan.config["variants"][name]
         kind = "speech" if v["model"] == SPEECH_FAMILY else "joint"
         evals = [f"{results}/{v['dataset']}/{kind}/{replica(name, k)}/eval.tsv" for k in range(seeds)]
         out.append({"name": row["name"], "kind": kind, "evals": evals})

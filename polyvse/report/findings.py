@@ -34,6 +34,7 @@ from polyvse.config import WORD_LAYOUTS, dataset_langs, human_langs, row_sources
 from polyvse.speech.settings import speech_variant_dataset
 from polyvse.train.mlmme_runs import mlmme_block
 from polyvse.report.tables import COLUMN_NAME
+from polyvse.run_plan import Plan
 
 CLAIM_FAMILIES: tuple[str, ...] = ("text", "speech", "mlmme")
 COLUMNS = [
@@ -290,13 +291,16 @@ def _mlmme_sources(config: Mapping, claim: Claim, results: str, seeds: int) -> d
     }
 
 
-def findings_plan(config: Mapping, results: str, claims: Sequence[Claim] | None = None) -> list[dict]:
-    """Every active claim with, per row and seed, what to read (plain data: a rule's params)."""
-    seeds = int(config.get("findings", {}).get("seeds", 0))
+def findings_plan(plan: Plan, results: str, claims: Sequence[Claim] | None = None) -> list[dict]:
+    """Every active claim of the run's plan with, per row and seed, what to read (plain data: a rule's params)."""
     make = {"text": _text_sources, "speech": _speech_sources, "mlmme": _mlmme_sources}
     return [
-        {"claim": claim.__dict__.copy(), "seeds": seeds, **make[claim.family](config, claim, results, seeds)}
-        for claim in active_claims(config, claims)
+        {
+            "claim": claim.__dict__.copy(),
+            "seeds": plan.seeds,
+            **make[claim.family](plan.config, claim, results, plan.seeds),
+        }
+        for claim in active_claims(plan.config, claims)
     ]
 
 

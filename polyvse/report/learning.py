@@ -44,7 +44,8 @@ from polyvse.config import (
     variant_settings,
 )
 from polyvse.evaluate.retrieval import KS
-from polyvse.report.findings import active_claims, claim_trainings, replica, seed_groups
+from polyvse.report.findings import active_claims, claim_trainings, replica
+from polyvse.run_plan import Plan
 from polyvse.speech.settings import speech_variant_settings
 from polyvse.train.joint_settings import joint_variant_settings
 from polyvse.train.mlmme_runs import replica_offset, run_settings, variant_runs
@@ -172,11 +173,6 @@ def pair_recall_chance(n: int, ks: Sequence[int] = KS) -> float:
 
 
 # --- which models, and what each reads ---------------------------------------------------------------
-
-
-def _seed_members(config: Mapping, variant: str) -> list[str]:
-    """``variant`` and its seed replicas, where the config trains them (:func:`seed_groups`)."""
-    return seed_groups(config).get(variant, [variant])
 
 
 def _word_model(config: Mapping, variant: str, base: str, results: str) -> dict:
@@ -326,19 +322,20 @@ def _translator_models(config: Mapping, variant: str, results: str) -> list[dict
     return models
 
 
-def report_models(config: Mapping, name: str, results: str) -> list[dict]:
-    """The trained models a report reads, seed replicas beside their variant."""
+def report_models(plan: Plan, name: str, results: str) -> list[dict]:
+    """The trained models a report of the run's plan reads, seed replicas beside their variant."""
+    config = plan.config
     rep = config["reports"][name]
     layout = rep.get("layout", "smalr")
     variants = config.get("variants") or {}
     models: list[dict] = []
     if layout in WORD_LAYOUTS:
         for v in report_variants(config, name):
-            models += [_word_model(config, m, v, results) for m in _seed_members(config, v)]
+            models += [_word_model(config, m, v, results) for m in plan.seed_members(v)]
     elif layout in ("speech", "any_to_any"):
         for v in report_row_variants(config, name):
             make = _joint_model if variants[v]["model"] == JOINT_FAMILY else _speech_model
-            models += [make(config, m, v, results) for m in _seed_members(config, v)]
+            models += [make(config, m, v, results) for m in plan.seed_members(v)]
     elif layout == "mlmme":
         models += _mlmme_models(config, rep["rows"][0]["variant"], results)
     elif layout == "translator_curve":
@@ -346,7 +343,7 @@ def report_models(config: Mapping, name: str, results: str) -> list[dict]:
     return models
 
 
-def learning_plan(config: Mapping, results: str) -> dict:
+def learning_plan(plan: Plan, results: str) -> dict:
     """What the learning rule reads (plain data: a rule's params): ``tables`` (every report and figure
     of the config that reads a trained model, name → caption) and ``models``, one entry a trained
     model, in the order the tables first name them: its family, dataset, variant, run, the seed
@@ -354,16 +351,15 @@ def learning_plan(config: Mapping, results: str) -> dict:
     evaluation), the name of its validation score, its patience, what its validation set is made of,
     and its :data:`EXCEPTIONS` reason ("" where none). Models that no table reads are not trained by
     the workflow's target and are left out."""
+    config = plan.config
     per_table: dict[str, list[dict]] = {}
     captions: dict[str, str] = {}
     for name, rep in (config.get("reports") or {}).items():
-        per_table[name] = report_models(config, name, results)
+        per_table[name] = report_models(plan, name, results)
         captions[name] = str(rep.get("caption") or name)
     for name, fig in (config.get("figures") or {}).items():
         found = [
-            _word_model(config, m, v, results)
-            for v, _ in figure_sources(config, name)
-            for m in _seed_members(config, v)
+            _word_model(config, m, v, results) for v, _ in figure_sources(config, name) for m in plan.seed_members(v)
         ]
         per_table.setdefault(name, [])
         per_table[name] += found
