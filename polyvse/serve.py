@@ -269,7 +269,8 @@ def create_app(service: SearchService):
         return JSONResponse({"error": str(err)}, status_code=err.status)
 
     async def input_error(request: Request, err: InputError) -> JSONResponse:
-        return JSONResponse({"error": str(err)}, status_code=400)
+        # the page's fields, not the command line's flags: "text: empty query", not "--text: …"
+        return JSONResponse({"error": f"{err.where.lstrip('-')}: {err.reason}"}, status_code=400)
 
     async def http_error(request: Request, err: HTTPException) -> JSONResponse:
         return JSONResponse({"error": str(err.detail)}, status_code=err.status_code)

@@ -427,8 +427,13 @@ def test_polyvse_serve_answers_text_speech_and_images_and_refuses_bad_requests(s
         assert answers == [single] * 20
 
         bad = {
-            "empty query": ("/api/search/text", {"text": " ", "lang": "en"}, None, 400),
-            "not 'de'": ("/api/search/text", {"text": sentences["en"], "lang": "de"}, None, 400),
+            "text: empty query": ("/api/search/text", {"text": " ", "lang": "en"}, None, 400),
+            "lang: the model reads en, hi, ja, not 'de'": (
+                "/api/search/text",
+                {"text": sentences["en"], "lang": "de"},
+                None,
+                400,
+            ),
             "not a readable image": ("/api/search/image", {}, {"image": ("x.png", b"not a picture")}, 400),
             "no file was uploaded": ("/api/search/image", {}, None, 400),
             "k: expected": ("/api/search/text", {"text": "a", "lang": "en", "k": "9999"}, None, 400),
