@@ -382,7 +382,9 @@ def _try(call):
         return None
 
 
-def test_polyvse_serve_answers_text_speech_and_images_and_refuses_bad_requests(speech_run, served, tmp_path):
+def test_polyvse_serve_answers_text_speech_and_images_and_refuses_bad_requests(
+    speech_run, served, tmp_path, monkeypatch
+):
     """The joint model's page: a sentence in two of its languages and a wav find the test images, an image (an
     upload or a served image's row) finds written and spoken captions; twenty concurrent requests all get the
     answer a single one gets; bad requests get a 4xx and a reason, and the server keeps serving."""
@@ -504,6 +506,18 @@ def test_polyvse_serve_answers_text_speech_and_images_and_refuses_bad_requests(s
         status, similar = http(f"{url}/api/search/row", {"row": "0", "k": "3"})
         assert status == 200 and {h["id"] for h in similar["results"]} == {p.name for p in folder.glob("*.png")}
         assert http(f"{url}/media/image/3")[0] == 404 and http(f"{url}/media/image/0")[0] == 200
+    # from INDEX_THRESHOLD images on (here 2), the page searches the folder's vector index: the same answers
+    import polyvse.query
+
+    monkeypatch.setattr(polyvse.query, "INDEX_THRESHOLD", 2)
+    with served(spoken / "joint/joint", folder) as url:
+        for (status, indexed), exact in (
+            (http(f"{url}/api/search/text", {"text": sentences["en"], "lang": "en", "k": "3"}), found),
+            (http(f"{url}/api/search/row", {"row": "0", "k": "3"}), similar),
+        ):
+            assert status == 200 and [h["id"] for h in indexed["results"]] == [h["id"] for h in exact["results"]]
+            assert [h["score"] for h in indexed["results"]] == pytest.approx([h["score"] for h in exact["results"]])
+    assert (folder / ".polyvse" / "index").is_dir()
 
 
 def test_polyvse_serve_in_a_real_browser(speech_run, served, chromium, tmp_path):
