@@ -8,6 +8,7 @@ was removed (take it off the list, so that it cannot come back unnoticed).
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -121,3 +122,27 @@ def test_the_synthetic_data_s_modules_import_each_other_without_a_circle():
 
     circles = sorted(m for m in graph if reaches(m, m, {m}))
     assert not circles, f"modules in an import circle: {circles}"
+
+
+def test_no_module_of_the_library_is_over_800_lines():
+    """A module over 800 lines holds more than one idea: split it (as data/synthetic/ was)."""
+    long = {
+        str(path.relative_to(REPO)): n
+        for path in (REPO / "polyvse").rglob("*.py")
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > 800
+    }
+    assert not long, long
+
+
+def test_code_names_no_date_or_issue_number():
+    """History (dates, issue numbers) belongs in commits; the code says why."""
+    pattern = re.compile(r"20[0-9]{2}-[01][0-9]-[0-3][0-9]|issue [0-9]+")
+    found = [
+        f"{path.relative_to(REPO)}:{i}"
+        for folder in ("polyvse", "rules", "workflow_scripts")
+        for path in sorted((REPO / folder).rglob("*"))
+        if path.suffix in (".py", ".smk")
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert not found, found
