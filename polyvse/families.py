@@ -1,5 +1,5 @@
 """Every model family the workflow trains, in one table: what it reproduces, where its settings live and
-who checks them, which rules train it with which function, the ``family`` its ``model.pt`` names (through
+who checks them, which rules train it (with which input functions and trainers), the ``family`` its ``model.pt`` names (through
 which :func:`polyvse.models.trained.load_model` reads it back) and the report layouts that show it.
 
 A variant names its family in ``variants.<name>.model``. :func:`polyvse.plan.check` runs every family's
@@ -55,6 +55,8 @@ class Family:
     """``settings(config, variant)``: everything a variant's training reads, merged."""
     rules: str
     """The rule file that trains it (each family's rules train a seed group in one job)."""
+    inputs: tuple[str, ...]
+    """The input functions of ``rules/common.smk`` that list what its trainings read, one a trainer."""
     trainers: tuple[str, ...]
     """``module:function`` of the functions its training scripts call, imported on demand."""
     layouts: tuple[str, ...]
@@ -78,6 +80,7 @@ def _word(name: str, reproduces: str, model: str) -> Family:
         check=check_word_config,
         settings=variant_settings,
         rules="rules/train.smk",
+        inputs=("train_inputs",),
         trainers=("polyvse.train.run:train_variant",),
         layouts=WORD_LAYOUTS,
     )
@@ -121,6 +124,7 @@ FAMILIES: dict[str, Family] = {
             check=check_joint_config,
             settings=joint_variant_settings,
             rules="rules/joint.smk",
+            inputs=("joint_inputs",),
             trainers=("polyvse.train.joint:train_joint",),
             layouts=("any_to_any",),
         ),
@@ -133,6 +137,7 @@ FAMILIES: dict[str, Family] = {
             check=check_speech_config,
             settings=speech_variant_settings,
             rules="rules/speech.smk",
+            inputs=("speech_view_inputs",),
             trainers=("polyvse.train.speech:train_speech",),
             layouts=("speech", "any_to_any"),
         ),
@@ -145,6 +150,7 @@ FAMILIES: dict[str, Family] = {
             check=_no_schema(check_mlmme_config),
             settings=mlmme_block,
             rules="rules/mlmme.smk",
+            inputs=("mlmme_train_inputs",),
             trainers=("polyvse.train.mlmme:train_mlmme",),
             layouts=("mlmme",),
         ),
@@ -157,6 +163,7 @@ FAMILIES: dict[str, Family] = {
             check=_no_schema(check_translator_config),
             settings=translator_block,
             rules="rules/translator.smk",
+            inputs=("translator_source_inputs", "translator_train_inputs"),
             trainers=("polyvse.train.translator:train_source", "polyvse.train.translator:train_target"),
             layouts=("translator_curve",),
         ),

@@ -45,7 +45,7 @@ from polyvse.speech.settings import (
 )
 from polyvse.train.families import variant_needs
 from polyvse.train.joint_settings import joint_variant_settings
-from polyvse.train.mlmme_runs import variant_runs
+from polyvse.train.mlmme_runs import run_settings as mlmme_run_settings, variant_runs
 from polyvse.train.translator_runs import needs_source_model, translator_block
 
 # The config: the schema (keys, types; it fills the defaults), then the cross-references
@@ -521,6 +521,17 @@ def translator_target_origin(wildcards):
     return "augmented" if translator_block(config, wildcards.variant)["target_captions"] == "augmented" else "human"
 
 
+def translator_source_inputs(wildcards):
+    """What the Translator's source model reads: image features, the human captions, the source language's
+    vocabulary and word vectors."""
+    return {
+        **image_feature_files(wildcards.dataset),
+        "captions": captions_file(wildcards.dataset, "human"),
+        "vocab": f"{R}/{wildcards.dataset}/vocab/human/{translator_lang(wildcards, 'source')}.tsv",
+        "vectors": translator_vectors(wildcards, "source", "human"),
+    }
+
+
 def translator_train_inputs(wildcards):
     origin = translator_target_origin(wildcards)
     inputs = {
@@ -557,6 +568,16 @@ def translator_curve_evals(wildcards):
 
 
 # ----------------------------------------------------------------------------- rules/mlmme.smk: input functions
+
+
+def mlmme_train_inputs(wildcards):
+    """What an MLMME or VSE run reads: image features, the human captions and its languages' vocabularies."""
+    langs = mlmme_run_settings(config, wildcards.variant, wildcards.mlmme_run)["langs"]
+    return {
+        **image_feature_files(wildcards.dataset),
+        "captions": captions_file(wildcards.dataset, "human"),
+        "vocab": expand(f"{R}/{wildcards.dataset}/vocab/human/{{lang}}.tsv", lang=langs),
+    }
 
 
 def mlmme_report_variant(wildcards):

@@ -30,12 +30,7 @@ rule mlmme_train:
     retrieval: sentence→image and image→sentence per language, and sentence→sentence
     between every two of its languages."""
     input:
-        **image_feature_files("{dataset}"),
-        captions=f"{R}/{{dataset}}/captions.parquet",
-        vocab=lambda wc: expand(
-            f"{R}/{wc.dataset}/vocab/human/{{lang}}.tsv",
-            lang=mlmme_run_settings(config, wc.variant, wc.mlmme_run)["langs"],
-        ),
+        unpack(mlmme_train_inputs),
     output:
         model=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/model.pt",
         epochs=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/epochs.tsv",
@@ -66,12 +61,7 @@ rule mlmme_train_seeds:
     trained and evaluated as rule mlmme_train does, one after the other in one job: the job's
     start-up and the reading of the data are paid once, not once per seed."""
     input:
-        **image_feature_files("{dataset}"),
-        captions=f"{R}/{{dataset}}/captions.parquet",
-        vocab=lambda wc: expand(
-            f"{R}/{wc.dataset}/vocab/human/{{lang}}.tsv",
-            lang=mlmme_run_settings(config, wc.variant, wc.mlmme_run)["langs"],
-        ),
+        unpack(mlmme_train_inputs),
     output:
         model=per_seed(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/model.pt"),
         epochs=per_seed(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/epochs.tsv"),

@@ -60,10 +60,7 @@ rule translator_source:
     """The source-language VSE model over its frozen word vectors, on all its human
     captions; T1 and T2 start from its text encoder and image branch."""
     input:
-        **image_feature_files("{dataset}"),
-        captions=f"{R}/{{dataset}}/captions.parquet",
-        vocab=lambda wc: f"{R}/{wc.dataset}/vocab/human/{translator_lang(wc, 'source')}.tsv",
-        vectors=lambda wc: translator_vectors(wc, "source", "human"),
+        unpack(translator_source_inputs),
     output:
         model=f"{TRANSLATOR_DIR}/source/model.pt",
         epochs=f"{TRANSLATOR_DIR}/source/epochs.tsv",

@@ -54,6 +54,17 @@ def test_a_family_s_model_trainers_and_rules_exist(name):
 
 
 @pytest.mark.parametrize("name", list(FAMILIES))
+def test_a_family_s_input_functions_are_defined_and_its_rules_read_them(name):
+    family = FAMILIES[name]
+    common = (REPO / "rules" / "common.smk").read_text()
+    rules = (REPO / family.rules).read_text()
+    assert len(family.inputs) == len(family.trainers)
+    for function in family.inputs:
+        assert re.search(rf"^def {function}\(wildcards\):", common, re.M), f"{function} is not in rules/common.smk"
+        assert f"unpack({function})" in rules, f"no rule of {family.rules} reads {function}"
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
 def test_a_family_s_settings_sections_are_in_the_default_config(default, name):
     for dotted in FAMILIES[name].settings_keys:
         node = default
