@@ -307,9 +307,12 @@ def index_folder(
     known_path = directory / "keys.txt"
     index, known = None, []
     if known_path.is_file() and (directory / "meta.json").is_file():
-        index = VectorIndex.open(directory)
-        known = known_path.read_text(encoding="utf-8").splitlines()
-        if len(known) != len(index) or not set(known) <= set(keys):
+        try:
+            index = VectorIndex.open(directory)
+            known = known_path.read_text(encoding="utf-8").splitlines()
+        except InputError:  # an index of another format, or its files out of step: this function rebuilds it
+            index, known = None, []
+        if index is not None and (len(known) != len(index) or not set(known) <= set(keys)):
             index, known = None, []  # an image removed or changed, or a kill between the two writes: rebuild
     seen = set(known)
     todo = [(p, k) for p, k in zip(files, keys) if k not in seen]

@@ -400,6 +400,9 @@ def test_polyvse_query_searches_a_trained_model(workdir, tmp_path, capsys, monke
     code, out, _ = run(model, "--text", "ein roter Kreis", "--lang", "de", "--images", str(folder))
     meta = json.loads((index_dir / "meta.json").read_text())
     assert [line.split()[2] for line in out.splitlines()[1:]] == exact and len(meta["chunks"]) == 1  # rebuilt
+    (index_dir / "meta.json").write_text(json.dumps({**meta, "format": 0}))  # an index of an older polyvse
+    code, again, _ = run(model, "--text", "ein roter Kreis", "--lang", "de", "--images", str(folder))
+    assert code == 0 and again == out and json.loads((index_dir / "meta.json").read_text())["format"] == meta["format"]
     monkeypatch.undo()
     monkeypatch.chdir(workdir)
 
