@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -80,6 +81,8 @@ class SearchService:
         self.spoken = isinstance(self.model, q.SpokenModel) and not self.joint
         self.images = self._images()
         self.captions: q.Index | None = None  # an image query's candidates, embedded on first use
+        self._caption_row: dict[str, int] = {}
+        self._captions_made = threading.Lock()  # requests are answered in threads: embed them once
         _, backbone = q.features_file(self.model)
         from polyvse.features.image import load_backbone
 
@@ -115,19 +118,25 @@ class SearchService:
             for i, (r, s) in enumerate(self.images.search(vector, k))
         ]
 
+    def _candidate_captions(self) -> q.Index:
+        with self._captions_made:
+            if self.captions is None:
+                captions = (
+                    q.test_captions_of(self.model)
+                    if self.joint
+                    else q.test_utterances(self.model)
+                    if self.spoken
+                    else q.test_captions(self.model)
+                )
+                self._caption_row = {name: i for i, name in enumerate(captions.ids)}
+                self.captions = captions
+            return self.captions
+
     def _caption_hits(self, vector: torch.Tensor, k: int) -> list[dict[str, Any]]:
-        if self.captions is None:
-            self.captions = (
-                q.test_captions_of(self.model)
-                if self.joint
-                else q.test_utterances(self.model)
-                if self.spoken
-                else q.test_captions(self.model)
-            )
-        row_of = {name: i for i, name in enumerate(self.captions.ids)}
+        captions = self._candidate_captions()
         out = []
-        for h in q.top_k(vector, self.captions, k):
-            row = row_of[h.id]
+        for h in q.top_k(vector, captions, k):
+            row = self._caption_row[h.id]
             hit = {"rank": h.rank, "score": h.score, "id": h.id, "text": h.text}
             if h.audio:
                 hit["audio"] = f"/media/audio/{row}"
@@ -301,7 +310,6 @@ def running(service: SearchService, host: str = "127.0.0.1", port: int = 0) -> I
     """The app of ``service`` answering in a thread of this process (a notebook's, a test's) on ``host:port``
     (0: a free port); yields its base URL and stops it on leaving."""
     import socket
-    import threading
     import time
 
     import uvicorn
