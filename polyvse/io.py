@@ -217,8 +217,10 @@ def save_torch(obj: Any, path: str | Path) -> None:
     import torch
 
     check_plain(obj, f"{Path(path).name}")
-    with atomic_path(path) as tmp:
-        torch.save(obj, tmp)
+    # through a file object, not the path: torch names the archive's records after a path's file name,
+    # the temporary one here, so the same object would give other bytes on every write
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        torch.save(obj, f)
 
 
 def load_torch(path: str | Path, map_location: Any = "cpu") -> Any:

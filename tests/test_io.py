@@ -95,6 +95,13 @@ def test_plain_data_round_trips_with_weights_only(tmp_path):
     assert all(torch.equal(back["state_dict"][k], v) for k, v in state.items())
 
 
+def test_the_same_object_saved_twice_gives_the_same_bytes(tmp_path):
+    saved = {"family": "embn", "state_dict": torch.nn.Linear(3, 2).state_dict(), "best_epoch": 4}
+    io.save_torch(saved, tmp_path / "a" / "model.pt")
+    io.save_torch(saved, tmp_path / "b" / "model.pt")
+    assert (tmp_path / "a" / "model.pt").read_bytes() == (tmp_path / "b" / "model.pt").read_bytes()
+
+
 def test_a_pickle_of_arbitrary_objects_is_not_loaded(tmp_path):
     path = tmp_path / "old.pt"
     torch.save({"config": Sizes(), "weights": torch.zeros(2)}, path)  # a checkpoint written before plain data
