@@ -332,22 +332,56 @@ def index_folder(
     return index, [k.rsplit(":", 2)[0] for k in known]
 
 
+@dataclass
+class ImageCollection:
+    """Images a query searches, by row: their embeddings in memory, scored exactly (``exact``), or a large
+    folder's vector index (``indexed``, :mod:`polyvse.vector_index`)."""
+
+    names: list[str]
+    paths: list[str]
+    exact: Index | None = None
+    indexed: "VectorIndex | None" = None
+
+    @classmethod
+    def of(cls, index: Index) -> "ImageCollection":
+        """The images of ``index``, scored exactly."""
+        return cls(names=list(index.ids), paths=list(index.paths), exact=index)
+
+    def search(self, query: torch.Tensor, k: int) -> list[tuple[int, float]]:
+        """(row, score) of the ``k`` best images for ``query`` ``(J,)``, best first."""
+        if self.exact is not None:
+            best = torch.topk(self.exact.embeddings @ query, min(k, len(self.names)))
+            return list(zip(best.indices.tolist(), best.values.tolist()))
+        scores, rows = self.indexed.search(query.numpy()[None], k)
+        return [(int(r), float(s)) for s, r in zip(scores[0], rows[0]) if r >= 0]
+
+    def embedding(self, row: int) -> torch.Tensor:
+        """The embedding ``(J,)`` of image ``row``."""
+        if self.exact is not None:
+            return self.exact.embeddings[row]
+        return torch.from_numpy(self.indexed.vectors(np.array([row]))[0])
+
+
+def folder_collection(tm: TrainedModel | SpokenModel, folder: str | Path) -> ImageCollection:
+    """``folder``'s images in ``tm``'s space: scored exactly below :data:`INDEX_THRESHOLD` images, else through
+    the folder's vector index (built or updated first)."""
+    if len(image_files(folder)) < INDEX_THRESHOLD:
+        return ImageCollection.of(folder_images(tm, folder))
+    indexed, names = index_folder(tm, folder)
+    return ImageCollection(names=names, paths=[str(Path(folder) / n) for n in names], indexed=indexed)
+
+
 def search_folder(
     tm: TrainedModel | SpokenModel, folder: str | Path, query: torch.Tensor, k: int
 ) -> tuple[list[Hit], int]:
-    """The ``k`` best images of ``folder`` for ``query`` ``(J,)`` and how many were searched: exactly below
-    :data:`INDEX_THRESHOLD` images, else through the folder's vector index (built or updated first)."""
-    if len(image_files(folder)) < INDEX_THRESHOLD:
-        index = folder_images(tm, folder)
-        return top_k(query, index, k), len(index.ids)
-    vectors, names = index_folder(tm, folder)
-    scores, rows = vectors.search(query.numpy()[None], k)
+    """The ``k`` best images of ``folder`` for ``query`` ``(J,)`` and how many were searched
+    (:func:`folder_collection`)."""
+    images = folder_collection(tm, folder)
     hits = [
-        Hit(rank=r + 1, id=names[i], score=float(s), path=str(Path(folder) / names[i]))
-        for r, (s, i) in enumerate(zip(scores[0].tolist(), rows[0].tolist()))
-        if i >= 0
+        Hit(rank=i + 1, id=images.names[r], score=s, path=images.paths[r])
+        for i, (r, s) in enumerate(images.search(query, k))
     ]
-    return hits, len(names)
+    return hits, len(images.names)
 
 
 @torch.no_grad()

@@ -19,11 +19,9 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from polyvse import query as q
@@ -45,32 +43,6 @@ class RequestError(Exception):
         self.status = status
 
 
-@dataclass
-class Images:
-    """The served images: a small collection's embeddings in memory (scored exactly), or a large folder's
-    vector index (:mod:`polyvse.vector_index`)."""
-
-    names: list[str]
-    paths: list[str]
-    exact: q.Index | None = None
-    indexed: Any = None  # polyvse.vector_index.VectorIndex
-
-    def __post_init__(self) -> None:
-        self.row_of = {name: i for i, name in enumerate(self.names)}
-
-    def search(self, vector: torch.Tensor, k: int) -> list[tuple[int, float]]:
-        """(row, score) of the ``k`` best images, best first."""
-        if self.exact is not None:
-            return [(self.row_of[h.id], h.score) for h in q.top_k(vector, self.exact, k)]
-        scores, rows = self.indexed.search(vector.numpy()[None], k)
-        return [(int(r), float(s)) for s, r in zip(scores[0], rows[0]) if r >= 0]
-
-    def embedding(self, row: int) -> torch.Tensor:
-        if self.exact is not None:
-            return self.exact.embeddings[row]
-        return torch.from_numpy(self.indexed.vectors(np.array([row]))[0])
-
-
 class SearchService:
     """What the page asks of a model: its languages, and searches by text, audio, image file or served image."""
 
@@ -88,15 +60,10 @@ class SearchService:
 
         self.backbone = load_backbone(backbone, device="cpu")
 
-    def _images(self) -> Images:
+    def _images(self) -> q.ImageCollection:
         if self.folder is None:
-            index = q.test_images(self.model)
-            return Images(names=list(index.ids), paths=list(index.paths), exact=index)
-        if len(q.image_files(self.folder)) < q.INDEX_THRESHOLD:
-            index = q.folder_images(self.model, self.folder)
-            return Images(names=list(index.ids), paths=list(index.paths), exact=index)
-        indexed, names = q.index_folder(self.model, self.folder)
-        return Images(names=names, paths=[str(self.folder / n) for n in names], indexed=indexed)
+            return q.ImageCollection.of(q.test_images(self.model))
+        return q.folder_collection(self.model, self.folder)
 
     def describe(self) -> dict[str, Any]:
         """The page's settings: what the model reads and hears, and what it searches."""

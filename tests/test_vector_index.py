@@ -96,3 +96,23 @@ def test_a_missing_or_foreign_index_is_refused_by_name(tmp_path):
         VectorIndex.open(tmp_path / "ix")
     with pytest.raises(ValueError, match="64-D"):
         VectorIndex.build(x, tmp_path / "other").add(np.zeros((2, 64), dtype=np.float32))
+
+
+def test_an_image_collection_answers_by_row_the_same_exactly_and_through_its_index(tmp_path):
+    import torch
+
+    from polyvse.query import ImageCollection, Index
+
+    x, q = clustered(5_000, dim=16, clusters=50)
+    names = [f"img{i:05d}.png" for i in range(len(x))]
+    paths = [str(tmp_path / n) for n in names]
+    exact = ImageCollection.of(Index(ids=names, embeddings=torch.from_numpy(x), paths=paths, texts=[""] * len(x)))
+    indexed = ImageCollection(names=names, paths=paths, indexed=VectorIndex.build(x, tmp_path / "ix"))
+    for query in torch.from_numpy(q[:10]):
+        want = exact.search(query, 5)
+        assert [r for r, _ in want] == exact_top_k(x, query.numpy()[None], 5)[1][0].tolist()
+        got = indexed.search(query, 5)
+        assert [r for r, _ in got] == [r for r, _ in want]
+        assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-5)
+    assert torch.equal(exact.embedding(7), torch.from_numpy(x[7]))
+    assert np.allclose(indexed.embedding(7).numpy(), x[7])
