@@ -109,12 +109,17 @@ def job_log(path: str | Path, name: str) -> Iterator[logging.Logger]:
 RUNS_HEADER: tuple[str, ...] = ("started", "finished", "wall_s", "commit", "host")
 
 
-def record_invocation(path: str | Path, started: float, repo: str | Path) -> None:
-    """Append one finished invocation of the workflow to ``path`` (a TSV of :data:`RUNS_HEADER`, its header
-    written first): its UTC start and end, its wall seconds, the commit of ``repo`` (``-dirty`` with
-    uncommitted changes, ``unknown`` outside git) and the machine. A resumed run is several rows."""
+def record_invocation(path: str | Path, started: float, repo: str | Path, finished: bool = True) -> None:
+    """Record one invocation of the workflow in ``path`` (a TSV of :data:`RUNS_HEADER`, its header written
+    first): its UTC start and end, its wall seconds, the commit of ``repo`` (``-dirty`` with uncommitted
+    changes, ``unknown`` outside git) and the machine. Called as the invocation starts (``finished=False``:
+    a row with no end and no wall seconds) and again as it ends, which fills in that row; an invocation
+    stopped before its end (a kill, a lost session) keeps its row without them, so that the record still
+    counts it. A resumed run is several rows."""
     import platform
     import subprocess
+
+    from polyvse.io import write_text
 
     def git(*args: str) -> str:
         out = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
@@ -122,16 +127,15 @@ def record_invocation(path: str | Path, started: float, repo: str | Path) -> Non
 
     commit = (git("rev-parse", "--short=12", "HEAD") or "unknown") + ("-dirty" if git("status", "--porcelain") else "")
     fmt = "%Y-%m-%d %H:%M:%S"
-    row = [
-        time.strftime(fmt, time.gmtime(started)),
-        time.strftime(fmt, time.gmtime()),
-        str(round(time.time() - started)),
-        commit,
-        f"{platform.machine()}, {os.cpu_count()} CPUs",
-    ]
+    start = time.strftime(fmt, time.gmtime(started))
+    end = [time.strftime(fmt, time.gmtime()), str(round(time.time() - started))] if finished else ["", ""]
+    row = "\t".join([start, *end, commit, f"{platform.machine()}, {os.cpu_count()} CPUs"])
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as f:
-        if f.tell() == 0:
-            f.write("\t".join(RUNS_HEADER) + "\n")
-        f.write("\t".join(row) + "\n")
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    lines = lines or ["\t".join(RUNS_HEADER)]
+    open_row = [i for i, line in enumerate(lines) if line.split("\t")[:2] == [start, ""]]
+    if finished and open_row:
+        lines[open_row[-1]] = row
+    else:
+        lines.append(row)
+    write_text("\n".join(lines) + "\n", path)

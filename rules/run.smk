@@ -28,6 +28,8 @@ def _elapsed():
 onstart:
     # after snakemake's own SIGTERM handler (which waits for running jobs): stop them
     stop_jobs_on_signals()
+    # a row now, its end filled in on success: a killed invocation is still counted
+    record_invocation("logs/runs.tsv", _STARTED, workflow.basedir, finished=False)
 
 
 onsuccess:

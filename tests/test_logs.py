@@ -91,3 +91,18 @@ def test_the_run_record_gets_a_header_then_one_row_an_invocation(tmp_path):
     assert header.split("\t") == list(RUNS_HEADER)
     assert first.split("\t")[2] == "65" and first.split("\t")[3] == "unknown"
     assert second.split("\t")[2] == "5" and "CPUs" in second.split("\t")[4]
+
+
+def test_an_invocation_is_recorded_as_it_starts_and_a_stopped_one_keeps_its_row(tmp_path):
+    from polyvse.logs import record_invocation
+
+    runs = tmp_path / "runs.tsv"
+    killed, resumed = time.time() - 7200, time.time() - 30
+    record_invocation(runs, killed, tmp_path, finished=False)  # then killed: never finished
+    record_invocation(runs, resumed, tmp_path, finished=False)
+    rows = [line.split("\t") for line in runs.read_text(encoding="utf-8").splitlines()[1:]]
+    assert [r[1:3] for r in rows] == [["", ""], ["", ""]]
+    record_invocation(runs, resumed, tmp_path)  # the resumed one ends: its own row is filled in
+    first, second = (line.split("\t") for line in runs.read_text(encoding="utf-8").splitlines()[1:])
+    assert first[1:3] == ["", ""] and first[0] == time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(killed))
+    assert second[1] != "" and second[2] == "30"

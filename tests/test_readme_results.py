@@ -403,3 +403,17 @@ def test_the_run_line_times_every_invocation_of_a_resumed_run(tmp_path):
         "`snakemake` (a stopped run resumes), the first started 2026-11-28 22:00:00, 1:25:00 (h:mm:ss) of their "
         "wall time in all."
     )
+    (tmp_path / "run.tsv").write_text(
+        header
+        + "2026-11-28 22:00:00\t2026-11-28 23:00:00\t3600\tabc\tx86_64, 2 CPUs\n"
+        + "2026-11-28 23:10:00\t\t\tdef\tx86_64, 2 CPUs\n"  # stopped: no end recorded
+        + "2026-11-29 01:00:00\t2026-11-29 01:25:00\t1500\tdef\tx86_64, 2 CPUs\n"
+    )
+    assert run_summary(tmp_path) == (
+        "Run finished 2026-11-29 01:25:00 (UTC) from commits `abc`, `def` on x86_64, 2 CPUs: 3 invocations of "
+        "`snakemake` (a stopped run resumes), the first started 2026-11-28 22:00:00, 1:25:00 (h:mm:ss) of wall "
+        "time in the 2 that finished; 1 was stopped before its end and left no wall time."
+    )
+    (tmp_path / "run.tsv").write_text(header + "2026-11-28 23:10:00\t\t\tdef\tx86_64, 2 CPUs\n")
+    with pytest.raises(ReadmeError, match="no finished run recorded"):
+        run_summary(tmp_path)

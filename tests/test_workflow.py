@@ -211,9 +211,14 @@ def test_killed_run_resumes_from_its_checkpoint_with_the_same_command(workdir):
     assert any((workdir / ".snakemake" / "locks").glob("*.lock")), "the kill left no lock to test with"
     before = pd.read_csv(epochs_file, sep="\t")
     assert 2 <= len(before) < 6 and not (workdir / target).exists()
+    runs = pd.read_csv(workdir / "logs" / "runs.tsv", sep="\t", dtype=str)
+    assert pd.isna(runs["finished"].iloc[-1])  # the killed invocation is counted, with no end
 
     run = snakemake(workdir, "--cores", "1", target)  # the same command, nothing else
     assert run.returncode == 0, run.stderr[-4000:]
+    resumed = pd.read_csv(workdir / "logs" / "runs.tsv", sep="\t", dtype=str)
+    assert len(resumed) == len(runs) + 1 and pd.isna(resumed["finished"].iloc[-2])
+    assert pd.notna(resumed["finished"].iloc[-1])
     assert "cleared the lock of an earlier run that is gone" in run.stderr
     log = (workdir / "logs/m30k/train_embn_resume.log").read_text()
     last = str(ckpt / "last.pt").replace(str(workdir) + "/", "")

@@ -159,10 +159,25 @@ def invocations(snapshot: Path) -> pd.DataFrame:
     """The snapshot's run record (``run.tsv``: one row an invocation of ``snakemake``, with started, finished,
     wall_s, commit, host)."""
     _read(snapshot, RUN_FILE)
-    runs = pd.read_csv(snapshot / RUN_FILE, sep="\t")
-    if runs.empty:
-        raise ReadmeError(f"{snapshot / RUN_FILE}: no run recorded")
+    runs = pd.read_csv(snapshot / RUN_FILE, sep="\t", dtype={"finished": str})
+    if runs["finished"].isna().all():
+        raise ReadmeError(f"{snapshot / RUN_FILE}: no finished run recorded")
     return runs
+
+
+def _wall_time(runs: pd.DataFrame, all_finished: str) -> str:
+    """The wall time of ``runs``' invocations: ``all_finished`` after it when every one finished, else the
+    count of those that did, and of those stopped before their end (no finished time, no wall time)."""
+    done = runs[runs["finished"].notna()]
+    wall = f"{_hms(int(done['wall_s'].sum()))} (h:mm:ss) of "
+    stopped = len(runs) - len(done)
+    if not stopped:
+        return wall + all_finished
+    were = "was" if stopped == 1 else "were"
+    return (
+        wall + f"wall time in the {len(done)} that finished; {stopped} {were} stopped before "
+        f"{'its' if stopped == 1 else 'their'} end and left no wall time"
+    )
 
 
 def _commits(runs: pd.DataFrame) -> str:
@@ -173,7 +188,8 @@ def _commits(runs: pd.DataFrame) -> str:
 def run_summary(snapshot: Path) -> str:
     """One sentence on when the snapshot's run finished and how long its invocations took."""
     runs = invocations(snapshot)
-    r = runs.iloc[-1]
+    done = runs[runs["finished"].notna()]
+    r = done.iloc[-1]
     if len(runs) == 1:
         return (
             f"Run finished {r['finished']} (UTC) from commit `{r['commit']}`; its last invocation of "
@@ -182,7 +198,7 @@ def run_summary(snapshot: Path) -> str:
     return (
         f"Run finished {r['finished']} (UTC) from {_commits(runs)} on {r['host']}: {len(runs)} invocations of "
         f"`snakemake` (a stopped run resumes), the first started {runs['started'].iloc[0]}, "
-        f"{_hms(int(runs['wall_s'].sum()))} (h:mm:ss) of their wall time in all."
+        f"{_wall_time(runs, 'their wall time in all')}."
     )
 
 
@@ -309,10 +325,11 @@ BLOCKS: dict[str, Callable[[Path], str]] = {
 def scale_run_summary(snapshot: Path) -> str:
     """One sentence on the scale run's invocations: commits, first start, last end, their wall time."""
     runs = invocations(snapshot)
+    done = runs[runs["finished"].notna()]
     return (
         f"The scale run: {len(runs)} invocation{'s' if len(runs) > 1 else ''} of `snakemake` from {_commits(runs)}, "
-        f"started {runs['started'].iloc[0]} and finished {runs['finished'].iloc[-1]} (UTC), "
-        f"{_hms(int(runs['wall_s'].sum()))} (h:mm:ss) of wall time in all, on {runs['host'].iloc[-1]}."
+        f"started {runs['started'].iloc[0]} and finished {done['finished'].iloc[-1]} (UTC), "
+        f"{_wall_time(runs, 'wall time in all')}, on {runs['host'].iloc[-1]}."
     )
 
 
