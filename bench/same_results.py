@@ -14,6 +14,7 @@ two ``results/`` trees is compared:
 
     .venv/bin/python bench/same_results.py 8951fb7 HEAD --config tests/configs/tiny.yaml --dir /tmp/same
     .venv/bin/python bench/same_results.py 8951fb7 HEAD --config config/config.yaml --dir /tmp/same-default
+    .venv/bin/python bench/same_results.py --results /tmp/run-a/results /tmp/run-b/results   # runs already made
 """
 
 from __future__ import annotations
@@ -104,15 +105,31 @@ def compare(a: Path, b: Path) -> dict[str, list[str]]:
     return found
 
 
+def report(found: dict[str, list[str]], title: str) -> int:
+    """Print the counts of :func:`compare` (and every file that differs); 1 if any does, else 0."""
+    print(title)
+    for kind, files in found.items():
+        print(f"  {kind}: {len(files)}")
+        if kind in ("different", "only in one"):
+            for f in files:
+                print(f"    {f}")
+    return 1 if found["different"] or found["only in one"] else 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("before", help="a commit (hash, tag, branch)")
-    parser.add_argument("after", help="the other commit")
-    parser.add_argument("--config", type=Path, required=True, help="the config both commits run")
-    parser.add_argument("--dir", type=Path, required=True, help="where the worktrees and runs go")
+    parser.add_argument("before", help="a commit (hash, tag, branch); with --results, a results/ folder")
+    parser.add_argument("after", help="the other commit, or the other results/ folder")
+    parser.add_argument("--results", action="store_true", help="compare two results/ folders already written")
+    parser.add_argument("--config", type=Path, help="the config both commits run")
+    parser.add_argument("--dir", type=Path, help="where the worktrees and runs go")
     parser.add_argument("--targets", nargs="*", default=[], help="Snakemake targets (default: the whole DAG)")
     parser.add_argument("--cores", type=int, default=2)
     args = parser.parse_args()
+    if args.results:
+        raise SystemExit(report(compare(Path(args.before), Path(args.after)), f"{args.before} against {args.after}"))
+    if args.config is None or args.dir is None:
+        parser.error("--config and --dir are needed to run two commits")
     config = args.config.resolve()
     results = []
     for commit in (args.before, args.after):
@@ -120,14 +137,7 @@ def main() -> None:
         workdir = args.dir.resolve() / f"run-{full[:12]}"
         run(tree, workdir, config, args.targets, args.cores)
         results.append(workdir / "results")
-    found = compare(*results)
-    print(f"{config.name}: {args.before} against {args.after}")
-    for kind, files in found.items():
-        print(f"  {kind}: {len(files)}")
-        if kind in ("different", "only in one"):
-            for f in files:
-                print(f"    {f}")
-    raise SystemExit(1 if found["different"] or found["only in one"] else 0)
+    raise SystemExit(report(compare(*results), f"{config.name}: {args.before} against {args.after}"))
 
 
 if __name__ == "__main__":
