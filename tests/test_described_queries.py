@@ -112,7 +112,7 @@ def test_the_default_english_embn_ranks_what_a_short_query_names_above_chance():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="an open defect (docs/learning.md): the default English EmbN's precision at 5 is 0.14; classifiers told the "
+    reason="an open defect (docs/learning.md): the default English EmbN's precision at 5 is 0.15; classifiers told the "
     "answers reach 0.50-0.52 on the same image features (bench/described_ceiling.py), and on four times the "
     "training images 0.72 where the EmbN reaches 0.22 (docs/learning.md)",
 )
