@@ -120,6 +120,33 @@ def per_seed(pattern):
     return [pattern.replace("{seed}", suffix) for suffix in SEED_SUFFIXES]
 
 
+def training_rule(family_rule, grouped):
+    """The name of ``family_rule``'s training of one variant, or of a seed group (``_seeds``)."""
+    return f"{family_rule}_seeds" if grouped else family_rule
+
+
+def trainings(pattern, grouped):
+    """``pattern``'s paths: every training of a seed group (:func:`per_seed`), or the one of a variant
+    trained alone."""
+    return per_seed(pattern) if grouped else pattern.replace("{seed}", "")
+
+
+def trained_as(names, grouped):
+    """``names`` that head a seed group, or that train alone."""
+    return seed_trained(names) if grouped else singly_trained(names)
+
+
+def group_size(grouped):
+    """How many trainings a job of a seed group, or of a variant alone, runs."""
+    return len(SEED_SUFFIXES) if grouped else 1
+
+
+def each_training(name, grouped, what, groups=None):
+    """``what(v)`` for every training of the seed group ``name`` heads (in ``groups``, SEED_GROUPS by
+    default), or ``what(name)`` alone."""
+    return [what(v) for v in (SEED_GROUPS if groups is None else groups)[name]] if grouped else what(name)
+
+
 def names_regex(names):
     """A wildcard constraint matching exactly the configured ``names`` (nothing when there are none)."""
     return "|".join(re.escape(n) for n in names) or "(?!)"

@@ -3,65 +3,45 @@
 # every ordered pair of its views → any_to_any reports beside separately trained models.
 
 
-rule joint_train:
-    """One joint variant (polyvse.models.joint, trained as thesis §3.1.2 on every view):
-    checkpoints every epoch, resumes after a kill, keeps the best epoch by validation recall
-    over every ordered view pair; then test retrieval between every ordered pair of its views
-    (R@1/5/10, their mean, medr). Requests a GPU on a cluster; CPU otherwise."""
-    input:
-        unpack(joint_inputs),
-    output:
-        model=f"{R}/{{dataset}}/joint/{{variant}}/model.pt",
-        epochs=f"{R}/{{dataset}}/joint/{{variant}}/epochs.tsv",
-        params=f"{R}/{{dataset}}/joint/{{variant}}/params.json",
-        evaluation=f"{R}/{{dataset}}/joint/{{variant}}/eval.tsv",
-    log:
-        "logs/{dataset}/joint_train_{variant}.log",
-    benchmark:
-        "benchmarks/joint_train/{dataset}/{variant}.tsv"
-    wildcard_constraints:
-        variant=names_regex(singly_trained(joint_variants())),
-    priority: PRIORITY["training"]
-    conda:
-        "../envs/polyvse.yaml"
-    threads: config["resources"]["speech_train"]["threads"]
-    resources:
-        **training_resources("speech_train"),
-    params:
-        settings=lambda wc: joint_variant_settings(config, wc.variant),
-        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/joint/{wc.variant}/checkpoint",
-    script:
-        "../workflow_scripts/joint_train.py"
+# One definition for a variant trained alone (rule joint_train) and a seed group (joint_train_seeds):
+# see rules/train.smk.
+for grouped in (False, True):
 
-
-rule joint_train_seeds:
-    """A joint variant and its seed replicas (findings.seeds trainings: SEED_GROUPS), each trained
-    and evaluated as rule joint_train does, one after the other in one job: the job's start-up and
-    the reading of the views are paid once, not once per seed."""
-    input:
-        unpack(joint_inputs),
-    output:
-        model=per_seed(f"{R}/{{dataset}}/joint/{{variant}}{{seed}}/model.pt"),
-        epochs=per_seed(f"{R}/{{dataset}}/joint/{{variant}}{{seed}}/epochs.tsv"),
-        params=per_seed(f"{R}/{{dataset}}/joint/{{variant}}{{seed}}/params.json"),
-        evaluation=per_seed(f"{R}/{{dataset}}/joint/{{variant}}{{seed}}/eval.tsv"),
-    log:
-        "logs/{dataset}/joint_train_seeds_{variant}.log",
-    benchmark:
-        "benchmarks/joint_train_seeds/{dataset}/{variant}.tsv"
-    wildcard_constraints:
-        variant=names_regex(seed_trained(joint_variants())),
-    priority: PRIORITY["long_training"]
-    conda:
-        "../envs/polyvse.yaml"
-    threads: config["resources"]["speech_train"]["threads"]
-    resources:
-        **training_resources("speech_train", trainings=len(SEED_SUFFIXES)),
-    params:
-        settings=lambda wc: [joint_variant_settings(config, v) for v in SEED_GROUPS[wc.variant]],
-        checkpoint_dir=lambda wc: [f"{R}/{wc.dataset}/joint/{v}/checkpoint" for v in SEED_GROUPS[wc.variant]],
-    script:
-        "../workflow_scripts/joint_train.py"
+    rule:
+        """Each joint training of the group (polyvse.models.joint, trained as thesis §3.1.2 on every
+        view): checkpoints every epoch, resumes after a kill, keeps the best epoch by validation recall
+        over every ordered view pair; then test retrieval between every ordered pair of its views
+        (R@1/5/10, their mean, medr). Requests a GPU on a cluster; CPU otherwise."""
+        name:
+            training_rule("joint_train", grouped)
+        input:
+            unpack(joint_inputs),
+        output:
+            model=trainings(f"{R}/{{dataset}}/joint/{{variant}}{{seed}}/model.pt", grouped),
+            epochs=trainings(f"{R}/{{dataset}}/joint/{{variant}}{{seed}}/epochs.tsv", grouped),
+            params=trainings(f"{R}/{{dataset}}/joint/{{variant}}{{seed}}/params.json", grouped),
+            evaluation=trainings(f"{R}/{{dataset}}/joint/{{variant}}{{seed}}/eval.tsv", grouped),
+        log:
+            f"logs/{{dataset}}/{training_rule('joint_train', grouped)}_{{variant}}.log",
+        benchmark:
+            f"benchmarks/{training_rule('joint_train', grouped)}/{{dataset}}/{{variant}}.tsv"
+        wildcard_constraints:
+            variant=names_regex(trained_as(joint_variants(), grouped)),
+        priority: PRIORITY["long_training" if grouped else "training"]
+        conda:
+            "../envs/polyvse.yaml"
+        threads: config["resources"]["speech_train"]["threads"]
+        resources:
+            **training_resources("speech_train", trainings=group_size(grouped)),
+        params:
+            settings=lambda wc, grouped=grouped: each_training(
+                wc.variant, grouped, lambda v: joint_variant_settings(config, v)
+            ),
+            checkpoint_dir=lambda wc, grouped=grouped: each_training(
+                wc.variant, grouped, lambda v: f"{R}/{wc.dataset}/joint/{v}/checkpoint"
+            ),
+        script:
+            "../workflow_scripts/joint_train.py"
 
 
 rule any_to_any:

@@ -23,70 +23,50 @@ wildcard_constraints:
     mlmme_report=names_regex(layout_reports(config, "mlmme")),
 
 
-rule mlmme_train:
-    """One MLMME run (Calixto et al. 2017 §2, §4): one GRU encoder per language, the
-    β-weighted ranking loss; VSE runs have one language and β = 1. Checkpoints every
-    epoch, resumes after a kill, keeps the best epoch by validation mR; then test
-    retrieval: sentence→image and image→sentence per language, and sentence→sentence
-    between every two of its languages."""
-    input:
-        unpack(mlmme_train_inputs),
-    output:
-        model=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/model.pt",
-        epochs=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/epochs.tsv",
-        params=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/params.json",
-        evaluation=f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}/eval.tsv",
-    log:
-        "logs/{dataset}/mlmme_train_{variant}_{mlmme_run}.log",
-    benchmark:
-        "benchmarks/mlmme_train/{dataset}/{variant}_{mlmme_run}.tsv"
-    wildcard_constraints:
-        variant=names_regex(MLMME_VARIANTS),
-        mlmme_run=names_regex(MLMME_SINGLY_TRAINED),
-    priority: PRIORITY["training"]
-    conda:
-        "../envs/polyvse.yaml"
-    threads: MLMME["threads"]
-    resources:
-        **training_resources("train", MLMME["threads"]),
-    params:
-        settings=lambda wc: mlmme_run_settings(config, wc.variant, wc.mlmme_run),
-        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/mlmme/{wc.variant}/{wc.mlmme_run}/checkpoint",
-    script:
-        "../workflow_scripts/mlmme_train.py"
+# One definition for a run trained alone (rule mlmme_train) and a seed group (mlmme_train_seeds: a run
+# and its findings.seeds replicas, MLMME_SEED_GROUPS): see rules/train.smk.
+for grouped in (False, True):
 
-
-rule mlmme_train_seeds:
-    """An MLMME / VSE run and its seed replicas (findings.seeds runs: MLMME_SEED_GROUPS), each
-    trained and evaluated as rule mlmme_train does, one after the other in one job: the job's
-    start-up and the reading of the data are paid once, not once per seed."""
-    input:
-        unpack(mlmme_train_inputs),
-    output:
-        model=per_seed(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/model.pt"),
-        epochs=per_seed(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/epochs.tsv"),
-        params=per_seed(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/params.json"),
-        evaluation=per_seed(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/eval.tsv"),
-    log:
-        "logs/{dataset}/mlmme_train_seeds_{variant}_{mlmme_run}.log",
-    benchmark:
-        "benchmarks/mlmme_train_seeds/{dataset}/{variant}_{mlmme_run}.tsv"
-    wildcard_constraints:
-        variant=names_regex(MLMME_VARIANTS),
-        mlmme_run=names_regex(MLMME_SEED_GROUPS),
-    priority: PRIORITY["long_training"]
-    conda:
-        "../envs/polyvse.yaml"
-    threads: MLMME["threads"]
-    resources:
-        **training_resources("train", MLMME["threads"], trainings=len(SEED_SUFFIXES)),
-    params:
-        settings=lambda wc: [mlmme_run_settings(config, wc.variant, r) for r in MLMME_SEED_GROUPS[wc.mlmme_run]],
-        checkpoint_dir=lambda wc: [
-            f"{R}/{wc.dataset}/mlmme/{wc.variant}/{r}/checkpoint" for r in MLMME_SEED_GROUPS[wc.mlmme_run]
-        ],
-    script:
-        "../workflow_scripts/mlmme_train.py"
+    rule:
+        """Each MLMME run of the group (Calixto et al. 2017 §2, §4): one GRU encoder per language,
+        the β-weighted ranking loss; VSE runs have one language and β = 1. Checkpoints every epoch,
+        resumes after a kill, keeps the best epoch by validation mR; then test retrieval:
+        sentence→image and image→sentence per language, and sentence→sentence between every two of
+        its languages."""
+        name:
+            training_rule("mlmme_train", grouped)
+        input:
+            unpack(mlmme_train_inputs),
+        output:
+            model=trainings(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/model.pt", grouped),
+            epochs=trainings(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/epochs.tsv", grouped),
+            params=trainings(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/params.json", grouped),
+            evaluation=trainings(f"{R}/{{dataset}}/mlmme/{{variant}}/{{mlmme_run}}{{seed}}/eval.tsv", grouped),
+        log:
+            f"logs/{{dataset}}/{training_rule('mlmme_train', grouped)}_{{variant}}_{{mlmme_run}}.log",
+        benchmark:
+            f"benchmarks/{training_rule('mlmme_train', grouped)}/{{dataset}}/{{variant}}_{{mlmme_run}}.tsv"
+        wildcard_constraints:
+            variant=names_regex(MLMME_VARIANTS),
+            mlmme_run=names_regex(MLMME_SEED_GROUPS if grouped else MLMME_SINGLY_TRAINED),
+        priority: PRIORITY["long_training" if grouped else "training"]
+        conda:
+            "../envs/polyvse.yaml"
+        threads: MLMME["threads"]
+        resources:
+            **training_resources("train", MLMME["threads"], trainings=group_size(grouped)),
+        params:
+            settings=lambda wc, grouped=grouped: each_training(
+                wc.mlmme_run, grouped, lambda r: mlmme_run_settings(config, wc.variant, r), MLMME_SEED_GROUPS
+            ),
+            checkpoint_dir=lambda wc, grouped=grouped: each_training(
+                wc.mlmme_run,
+                grouped,
+                lambda r: f"{R}/{wc.dataset}/mlmme/{wc.variant}/{r}/checkpoint",
+                MLMME_SEED_GROUPS,
+            ),
+        script:
+            "../workflow_scripts/mlmme_train.py"
 
 
 rule mlmme_table:

@@ -54,65 +54,45 @@ rule logmel:
         "../workflow_scripts/extract_logmel.py"
 
 
-rule speech_train:
-    """One grounded-speech variant (thesis §3.1.2): checkpoints every epoch, resumes after a kill,
-    keeps the best epoch by validation recall, then measures test retrieval between every pair of
-    views (§3.1.3: R@1/5/10 per direction and averaged over both, median ranks, the best epoch).
-    Requests a GPU on a cluster; CPU otherwise."""
-    input:
-        unpack(speech_view_inputs),
-    output:
-        model=f"{R}/{{dataset}}/speech/{{variant}}/model.pt",
-        epochs=f"{R}/{{dataset}}/speech/{{variant}}/epochs.tsv",
-        params=f"{R}/{{dataset}}/speech/{{variant}}/params.json",
-        evaluation=f"{R}/{{dataset}}/speech/{{variant}}/eval.tsv",
-    log:
-        "logs/{dataset}/speech_train_{variant}.log",
-    benchmark:
-        "benchmarks/speech_train/{dataset}/{variant}.tsv"
-    wildcard_constraints:
-        variant=names_regex(singly_trained(family_variants(config, SPEECH_FAMILY))),
-    priority: PRIORITY["long_training"]
-    conda:
-        "../envs/polyvse.yaml"
-    threads: config["resources"]["speech_train"]["threads"]
-    resources:
-        **training_resources("speech_train"),
-    params:
-        settings=lambda wc: speech_variant_settings(config, wc.variant),
-        checkpoint_dir=lambda wc: f"{R}/{wc.dataset}/speech/{wc.variant}/checkpoint",
-    script:
-        "../workflow_scripts/speech_train.py"
+# One definition for a variant trained alone (rule speech_train) and a seed group (speech_train_seeds):
+# see rules/train.smk.
+for grouped in (False, True):
 
-
-rule speech_train_seeds:
-    """A grounded-speech variant and its seed replicas (findings.seeds trainings: SEED_GROUPS),
-    each trained and evaluated as rule speech_train does, one after the other in one job: the
-    job's start-up and the reading of the views are paid once, not once per seed."""
-    input:
-        unpack(speech_view_inputs),
-    output:
-        model=per_seed(f"{R}/{{dataset}}/speech/{{variant}}{{seed}}/model.pt"),
-        epochs=per_seed(f"{R}/{{dataset}}/speech/{{variant}}{{seed}}/epochs.tsv"),
-        params=per_seed(f"{R}/{{dataset}}/speech/{{variant}}{{seed}}/params.json"),
-        evaluation=per_seed(f"{R}/{{dataset}}/speech/{{variant}}{{seed}}/eval.tsv"),
-    log:
-        "logs/{dataset}/speech_train_seeds_{variant}.log",
-    benchmark:
-        "benchmarks/speech_train_seeds/{dataset}/{variant}.tsv"
-    wildcard_constraints:
-        variant=names_regex(seed_trained(family_variants(config, SPEECH_FAMILY))),
-    priority: PRIORITY["long_training"]
-    conda:
-        "../envs/polyvse.yaml"
-    threads: config["resources"]["speech_train"]["threads"]
-    resources:
-        **training_resources("speech_train", trainings=len(SEED_SUFFIXES)),
-    params:
-        settings=lambda wc: [speech_variant_settings(config, v) for v in SEED_GROUPS[wc.variant]],
-        checkpoint_dir=lambda wc: [f"{R}/{wc.dataset}/speech/{v}/checkpoint" for v in SEED_GROUPS[wc.variant]],
-    script:
-        "../workflow_scripts/speech_train.py"
+    rule:
+        """Each grounded-speech training of the group (thesis §3.1.2): checkpoints every epoch,
+        resumes after a kill, keeps the best epoch by validation recall, then measures test retrieval
+        between every pair of views (§3.1.3: R@1/5/10 per direction and averaged over both, median
+        ranks, the best epoch). Requests a GPU on a cluster; CPU otherwise."""
+        name:
+            training_rule("speech_train", grouped)
+        input:
+            unpack(speech_view_inputs),
+        output:
+            model=trainings(f"{R}/{{dataset}}/speech/{{variant}}{{seed}}/model.pt", grouped),
+            epochs=trainings(f"{R}/{{dataset}}/speech/{{variant}}{{seed}}/epochs.tsv", grouped),
+            params=trainings(f"{R}/{{dataset}}/speech/{{variant}}{{seed}}/params.json", grouped),
+            evaluation=trainings(f"{R}/{{dataset}}/speech/{{variant}}{{seed}}/eval.tsv", grouped),
+        log:
+            f"logs/{{dataset}}/{training_rule('speech_train', grouped)}_{{variant}}.log",
+        benchmark:
+            f"benchmarks/{training_rule('speech_train', grouped)}/{{dataset}}/{{variant}}.tsv"
+        wildcard_constraints:
+            variant=names_regex(trained_as(family_variants(config, SPEECH_FAMILY), grouped)),
+        priority: PRIORITY["long_training"]
+        conda:
+            "../envs/polyvse.yaml"
+        threads: config["resources"]["speech_train"]["threads"]
+        resources:
+            **training_resources("speech_train", trainings=group_size(grouped)),
+        params:
+            settings=lambda wc, grouped=grouped: each_training(
+                wc.variant, grouped, lambda v: speech_variant_settings(config, v)
+            ),
+            checkpoint_dir=lambda wc, grouped=grouped: each_training(
+                wc.variant, grouped, lambda v: f"{R}/{wc.dataset}/speech/{v}/checkpoint"
+            ),
+        script:
+            "../workflow_scripts/speech_train.py"
 
 
 rule speech_table:
