@@ -6,8 +6,8 @@ this environment's Snakemake (``DIR/run-{commit}``, resumed if it is already the
 two ``results/`` trees is compared:
 
 - identical: the same bytes;
-- the same content: equal once the seconds an epoch took are set aside (``epochs.tsv``'s ``seconds``
-  column, the ``seconds`` of a checkpoint's log, read with torch);
+- the same content: equal once how the run went is set aside (``epochs.tsv``'s ``seconds`` column, the
+  ``seconds`` of a checkpoint's log read with torch, a ``params.json``'s epoch a training resumed from);
 - timing: files that record when and how long (``benchmarks*.tsv``, ``provenance/run.tsv``, a checkpoint's
   ``inputs.json`` of modification times), listed, not compared;
 - different: anything else, and a file that only one run wrote. The script exits 1 if there is one.
@@ -27,6 +27,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 TIMING = ("benchmarks.tsv", "benchmarks_by_rule.tsv", "provenance/run.tsv")
+HISTORY = ("seconds", "resumed_from_epoch")
+"""Keys that record how a run went, not what it computed: the seconds an epoch took, the epoch a training
+resumed from after a kill."""
 
 
 def checkout(commit: str, directory: Path) -> tuple[str, Path]:
@@ -53,13 +56,11 @@ def run(tree: Path, workdir: Path, config: Path, targets: list[str], cores: int)
 
 
 def same_content(a: object, b: object) -> bool:
-    """Equal values, tensors equal in dtype and every element, ``seconds`` keys set aside."""
+    """Equal values, tensors equal in dtype and every element, the :data:`HISTORY` keys set aside."""
     import torch
 
     if isinstance(a, dict):
-        return (
-            isinstance(b, dict) and a.keys() == b.keys() and all(k == "seconds" or same_content(a[k], b[k]) for k in a)
-        )
+        return isinstance(b, dict) and a.keys() == b.keys() and all(k in HISTORY or same_content(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
         return isinstance(b, (list, tuple)) and len(a) == len(b) and all(same_content(x, y) for x, y in zip(a, b))
     if torch.is_tensor(a):
@@ -79,6 +80,11 @@ def verdict(relative: str, a: Path, b: Path) -> str:
         x, y = (pd.read_csv(p, sep="\t") for p in (a, b))
         kept = [c for c in x.columns if c != "seconds"]
         return "same content" if list(x.columns) == list(y.columns) and x[kept].equals(y[kept]) else "different"
+    if relative.endswith("params.json"):
+        import json
+
+        x, y = (json.loads(p.read_text(encoding="utf-8")) for p in (a, b))
+        return "same content" if same_content(x, y) else "different"
     if relative.endswith(".pt"):
         import torch
 
