@@ -1,7 +1,9 @@
 """Model families in training: inputs each needs, how each is built and trained,
 parameter counts, checkpoints that rebuild every family (polyvse.train.families)."""
 
+import json
 import os
+from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
@@ -504,6 +506,38 @@ def test_per_training_reads_a_job_of_one_training_and_a_seed_group_alike():
     assert first_of([{"seed": 0}, {"seed": 1}]) == {"seed": 0} and first_of({"seed": 3}) == {"seed": 3}
     with pytest.raises(ValueError, match="different lengths"):
         per_training([{"seed": 0}, {"seed": 1}], ["a"])
+
+
+def test_job_trainings_claims_each_checkpoint_as_its_training_comes_up_and_write_trained_writes_its_files(tmp_path):
+    from polyvse.train.groups import job_trainings, write_trained
+    from polyvse.train.loop import FitResult
+
+    data = tmp_path / "captions.parquet"
+    data.write_text("x")
+    folders = [tmp_path / "v" / "checkpoint", tmp_path / "v-s1" / "checkpoint"]
+    models = [str(f.parent / "model.pt") for f in folders]
+    files = [[str(f.parent / name) for f in folders] for name in ("epochs.tsv", "params.json", "eval.tsv")]
+    members = job_trainings([{"seed": 0}, {"seed": 1}], [str(f) for f in folders], models, *files, inputs=[str(data)])
+    first = next(members)
+    assert (first.name, first.settings, first.checkpoint_dir) == ("v", {"seed": 0}, folders[0])
+    assert (folders[0] / "inputs.json").exists() and not folders[1].exists()  # the second is claimed when it comes up
+
+    class Trained:
+        fit = FitResult({}, 2, 0.5, pd.DataFrame({"epoch": [1, 2], "val_mR": [0.25, 0.5]}))
+
+        def saved(self) -> dict:
+            return {"family": "x", "best_epoch": 2}
+
+        def summary(self) -> dict:
+            return {"best_epoch": 2}
+
+    saved = write_trained(Trained(), first, {"variant": first.name, **Trained().summary()})
+    assert saved == load_torch(models[0]) == {"family": "x", "best_epoch": 2}
+    assert pd.read_csv(first.epochs, sep="\t")["val_mR"].tolist() == [0.25, 0.5]
+    assert json.loads(Path(first.params).read_text()) == {"variant": "v", "best_epoch": 2}
+    second = next(members)
+    assert (second.name, second.evaluation) == ("v-s1", files[2][1]) and (folders[1] / "inputs.json").exists()
+    assert next(members, None) is None
 
 
 def test_load_model_names_a_file_that_is_no_trained_model():

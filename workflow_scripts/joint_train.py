@@ -11,16 +11,15 @@ import torch
 from polyvse.data.tables import read_captions
 from polyvse.evaluate.speech import ordered_pair_retrieval
 from polyvse.features.image import read_ids
-from polyvse.io import save_torch, write_json, write_tsv
+from polyvse.io import write_tsv
 from polyvse.logs import job_log
 from polyvse.speech.run import load_views
 from polyvse.text.joint_vectors import joint_vectors
 from polyvse.text.vocab import Vocabulary, read_counts
-from polyvse.train.groups import first_of, per_training
+from polyvse.train.groups import first_of, job_trainings, write_trained
 from polyvse.models.trained import load_model
 from polyvse.train.joint import embed_joint_views, joint_views, train_joint
 from polyvse.train.loop import resolve_device
-from polyvse.train.checkpoints import claim_for_inputs
 
 
 with job_log(snakemake.log[0], snakemake.rule) as log:
@@ -56,46 +55,43 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
         for split in splits
     }
     feats = torch.from_numpy(np.asarray(features, dtype=np.float32))
-    trainings = per_training(
+    out = snakemake.output
+    trainings = job_trainings(
         snakemake.params.settings,
         snakemake.params.checkpoint_dir,
-        snakemake.output.epochs,
-        snakemake.output.params,
-        snakemake.output.model,
-        snakemake.output.evaluation,
+        out.model,
+        out.epochs,
+        out.params,
+        out.evaluation,
+        inputs=snakemake.input,  # a checkpoint trained from other files is dropped
     )
-    for member, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
-        claim_for_inputs(checkpoint_dir, snakemake.input)  # a checkpoint of other inputs is dropped
-        variant = Path(model_file).parent.name
+    for training in trainings:
         trained = train_joint(
             views["train"],
             views["val"],
             features,
             vocab,
             vectors,
-            member,
-            Path(checkpoint_dir),
+            training.settings,
+            training.checkpoint_dir,
             threads=snakemake.threads,
         )
-        write_tsv(trained.fit.log, epochs_file, float_format="%.5g")
-        write_json({"variant": variant, **trained.summary()}, params_file)
-        saved = trained.saved()
-        save_torch(saved, model_file)
+        saved = write_trained(trained, training, {"variant": training.name, **trained.summary()})
         # Test retrieval between every ordered pair of views, on the model as model.pt holds it, in this
         # job: one of its own would import torch and read the views again (docs/architecture.md, "A job
         # is worth its start-up").
-        training = saved["settings"]["training"]
-        device = resolve_device(training["device"])
+        options = saved["settings"]["training"]
+        device = resolve_device(options["device"])
         model, _ = load_model(saved)
         model.to(device)
-        embeddings = embed_joint_views(model, views["test"], feats, training["eval_batch_size"], device)
+        embeddings = embed_joint_views(model, views["test"], feats, options["eval_batch_size"], device)
         table = ordered_pair_retrieval(embeddings, model.view_names, saved["normalize"])
         table["best_epoch"] = int(saved["best_epoch"])
         log.info(
             "%s: test retrieval of %d datapoints (best epoch %d):\n%s",
-            variant,
+            training.name,
             len(views["test"]),
             saved["best_epoch"],
             table[["query", "target", "r1", "r10", "mr"]].to_string(index=False),
         )
-        write_tsv(table, eval_file, float_format="%.4f")
+        write_tsv(table, training.evaluation, float_format="%.4f")

@@ -9,16 +9,15 @@ import numpy as np
 
 from polyvse.data.tables import read_captions
 from polyvse.evaluate.run import evaluate_model
-from polyvse.io import load_torch, save_torch, write_json, write_tsv
+from polyvse.io import load_torch, write_tsv
 from polyvse.logs import job_log
 from polyvse.models.trained import load_model
 from polyvse.text.reduction import load_english_dictionaries
 from polyvse.text.vocab import read_counts
 from polyvse.train.families import FamilyInputs
-from polyvse.train.groups import first_of, per_training
+from polyvse.train.groups import first_of, job_trainings, write_trained
 from polyvse.train.loop import resolve_device
 from polyvse.train.run import train_variant
-from polyvse.train.checkpoints import claim_for_inputs
 
 
 def tables(paths) -> dict:
@@ -51,39 +50,36 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
     features = np.load(snakemake.input.features)
     captions = read_captions(snakemake.input.captions)
     test_captions = read_captions(snakemake.input.test_captions)
-    trainings = per_training(
+    out = snakemake.output
+    trainings = job_trainings(
         snakemake.params.settings,
         snakemake.params.checkpoint_dir,
-        snakemake.output.epochs,
-        snakemake.output.params,
-        snakemake.output.model,
-        snakemake.output.evaluation,
+        out.model,
+        out.epochs,
+        out.params,
+        out.evaluation,
+        inputs=snakemake.input,  # a checkpoint trained from other files is dropped
     )
-    for settings, checkpoint_dir, epochs_file, params_file, model_file, eval_file in trainings:
-        claim_for_inputs(checkpoint_dir, snakemake.input)  # a checkpoint of other inputs is dropped
-        variant = Path(model_file).parent.name
+    for training in trainings:
         trained = train_variant(
             captions,
             features,
             ids,
             vocab_counts,
-            settings,
-            Path(checkpoint_dir),
+            training.settings,
+            training.checkpoint_dir,
             threads=snakemake.threads,
             inputs=inputs,
         )
-        write_tsv(trained.fit.log, epochs_file, float_format="%.5g")
-        summary = trained.summary()
+        summary = {"variant": training.name, "vocabulary_size": len(trained.vocab), **trained.summary()}
         if hasattr(trained.vocab, "n_mapped"):
             summary["dictionary_mapped_words"] = trained.vocab.n_mapped()
-        write_json({"variant": variant, "vocabulary_size": len(trained.vocab), **summary}, params_file)
-        saved = trained.saved()
-        save_torch(saved, model_file)
+        saved = write_trained(trained, training, summary)
         # The test split's direct retrieval (queries in their own language), on the model as model.pt
         # holds it: in a job of its own it would import torch and read the data again, a second or two
         # for a fraction of one (docs/architecture.md, "A job is worth its start-up").
         model, vocab = load_model(saved)
-        model.to(resolve_device(settings["training"]["device"]))
+        model.to(resolve_device(training.settings["training"]["device"]))
         table = evaluate_model(
             model,
             vocab,
@@ -94,5 +90,5 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
             saved["max_len"],
         )
         table["added_params"] = 0  # the direct protocol adds no parameters (CLC-C's MLP does: rule evaluate)
-        write_tsv(table, eval_file, float_format="%.2f")
-        log.info("%s: written", variant)
+        write_tsv(table, training.evaluation, float_format="%.2f")
+        log.info("%s: written", training.name)

@@ -1,11 +1,19 @@
 """One job, several trainings: a variant and its seed replicas train one after the other in one job
 (the workflow's ``*_seeds`` rules), which reads their shared inputs once. A training rule's
 per-training params and outputs are then lists, one item per training, where a job of one training
-has single values; :func:`per_training` reads both alike."""
+has single values; :func:`per_training` reads both alike, and :func:`job_trainings` gives each
+training of a job with the files it writes."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from polyvse.io import save_torch, write_json, write_tsv
+from polyvse.train.checkpoints import claim_for_inputs
+from polyvse.train.loop import FitResult
 
 
 def per_training(*values: Any) -> list[tuple]:
@@ -21,3 +29,59 @@ def per_training(*values: Any) -> list[tuple]:
 def first_of(value: Any) -> Any:
     """The first training's value: what the group's members share (their inputs' settings)."""
     return value if isinstance(value, (str, dict)) else next(iter(value))
+
+
+@dataclass(frozen=True)
+class Training:
+    """One training of a job: its settings, its checkpoint folder, and the files it writes."""
+
+    settings: dict
+    checkpoint_dir: Path
+    model: str  # model.pt: the best epoch's model
+    epochs: str  # epochs.tsv: one row an epoch
+    params: str  # params.json: the training's summary
+    evaluation: str  # the job's test evaluation of the model
+
+    @property
+    def name(self) -> str:
+        """The model's folder name: the variant (or MLMME run), ``…-s{k}`` for a seed replica."""
+        return Path(self.model).parent.name
+
+
+def job_trainings(
+    settings: Any,
+    checkpoint_dir: Any,
+    model: Any,
+    epochs: Any,
+    params: Any,
+    evaluation: Any,
+    inputs: Iterable[str],
+) -> Iterator[Training]:
+    """A job's trainings in member order (each argument as :func:`per_training` reads it). Each
+    checkpoint folder is claimed for the job's ``inputs`` as its training comes up, so a checkpoint
+    trained from other files is dropped (polyvse.train.checkpoints)."""
+    inputs = list(inputs)
+    for values in per_training(settings, checkpoint_dir, model, epochs, params, evaluation):
+        training = Training(values[0], Path(values[1]), *values[2:])
+        claim_for_inputs(training.checkpoint_dir, inputs)
+        yield training
+
+
+class Trained(Protocol):
+    """What every family's trainer returns."""
+
+    fit: FitResult
+
+    def saved(self) -> dict: ...
+
+    def summary(self) -> dict: ...
+
+
+def write_trained(trained: Trained, training: Training, summary: dict[str, Any]) -> dict:
+    """Write ``training``'s epochs.tsv, params.json (``summary``) and model.pt; return what model.pt
+    holds, from which the job evaluates the model as a user will load it."""
+    write_tsv(trained.fit.log, training.epochs, float_format="%.5g")
+    write_json(summary, training.params)
+    saved = trained.saved()
+    save_torch(saved, training.model)
+    return saved
