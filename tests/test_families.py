@@ -4,6 +4,7 @@ parameter counts, checkpoints that rebuild every family (polyvse.train.families)
 import json
 import os
 from pathlib import Path
+from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
@@ -517,7 +518,9 @@ def test_job_trainings_claims_each_checkpoint_as_its_training_comes_up_and_write
     folders = [tmp_path / "v" / "checkpoint", tmp_path / "v-s1" / "checkpoint"]
     models = [str(f.parent / "model.pt") for f in folders]
     files = [[str(f.parent / name) for f in folders] for name in ("epochs.tsv", "params.json", "eval.tsv")]
-    members = job_trainings([{"seed": 0}, {"seed": 1}], [str(f) for f in folders], models, *files, inputs=[str(data)])
+    params = SimpleNamespace(settings=[{"seed": 0}, {"seed": 1}], checkpoint_dir=[str(f) for f in folders])
+    outputs = SimpleNamespace(model=models, epochs=files[0], params=files[1], evaluation=files[2])
+    members = job_trainings(params, outputs, [str(data)])
     first = next(members)
     assert (first.name, first.settings, first.checkpoint_dir) == ("v", {"seed": 0}, folders[0])
     assert (folders[0] / "inputs.json").exists() and not folders[1].exists()  # the second is claimed when it comes up

@@ -55,17 +55,7 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
         for split in splits
     }
     feats = torch.from_numpy(np.asarray(features, dtype=np.float32))
-    out = snakemake.output
-    trainings = job_trainings(
-        snakemake.params.settings,
-        snakemake.params.checkpoint_dir,
-        out.model,
-        out.epochs,
-        out.params,
-        out.evaluation,
-        inputs=snakemake.input,  # a checkpoint trained from other files is dropped
-    )
-    for training in trainings:
+    for training in job_trainings(snakemake.params, snakemake.output, snakemake.input):
         trained = train_joint(
             views["train"],
             views["val"],

@@ -22,17 +22,7 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
     vocab_counts = {Path(p).stem: read_counts(p) for p in snakemake.input.vocab}
     ids = Path(snakemake.input.ids).read_text(encoding="utf-8").split()
     captions, features = read_captions(snakemake.input.captions), np.load(snakemake.input.features)
-    out = snakemake.output
-    trainings = job_trainings(
-        snakemake.params.settings,
-        snakemake.params.checkpoint_dir,
-        out.model,
-        out.epochs,
-        out.params,
-        out.evaluation,
-        inputs=snakemake.input,  # a checkpoint trained from other files is dropped
-    )
-    for training in trainings:
+    for training in job_trainings(snakemake.params, snakemake.output, snakemake.input):
         trained = train_mlmme(
             captions,
             features,

@@ -23,17 +23,7 @@ def views_of(langs: list[str], splits: tuple[str, ...]):
 
 with job_log(snakemake.log[0], snakemake.rule) as log:
     features, views = views_of(first_of(snakemake.params.settings)["langs"], ("train", "val"))
-    out = snakemake.output
-    trainings = job_trainings(
-        snakemake.params.settings,
-        snakemake.params.checkpoint_dir,
-        out.model,
-        out.epochs,
-        out.params,
-        out.evaluation,
-        inputs=snakemake.input,  # a checkpoint trained from other files is dropped
-    )
-    for training in trainings:
+    for training in job_trainings(snakemake.params, snakemake.output, snakemake.input):
         trained = train_speech(
             views["train"],
             views["val"],

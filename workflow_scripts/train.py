@@ -50,17 +50,7 @@ with job_log(snakemake.log[0], snakemake.rule) as log:
     features = np.load(snakemake.input.features)
     captions = read_captions(snakemake.input.captions)
     test_captions = read_captions(snakemake.input.test_captions)
-    out = snakemake.output
-    trainings = job_trainings(
-        snakemake.params.settings,
-        snakemake.params.checkpoint_dir,
-        out.model,
-        out.epochs,
-        out.params,
-        out.evaluation,
-        inputs=snakemake.input,  # a checkpoint trained from other files is dropped
-    )
-    for training in trainings:
+    for training in job_trainings(snakemake.params, snakemake.output, snakemake.input):
         trained = train_variant(
             captions,
             features,

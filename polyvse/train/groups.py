@@ -48,21 +48,18 @@ class Training:
         return Path(self.model).parent.name
 
 
-def job_trainings(
-    settings: Any,
-    checkpoint_dir: Any,
-    model: Any,
-    epochs: Any,
-    params: Any,
-    evaluation: Any,
-    inputs: Iterable[str],
-) -> Iterator[Training]:
-    """A job's trainings in member order (each argument as :func:`per_training` reads it). Each
-    checkpoint folder is claimed for the job's ``inputs`` as its training comes up, so a checkpoint
-    trained from other files is dropped (polyvse.train.checkpoints)."""
+def job_trainings(params: Any, outputs: Any, inputs: Iterable[str]) -> Iterator[Training]:
+    """A training job's trainings in member order, from its rule's ``params`` (``settings``,
+    ``checkpoint_dir``) and ``outputs`` (``model``, ``epochs``, ``params``, ``evaluation``), each a single
+    value or one a member (:func:`per_training`). Each checkpoint folder is claimed for the job's
+    ``inputs`` as its training comes up, so a checkpoint trained from other files is dropped
+    (polyvse.train.checkpoints)."""
     inputs = list(inputs)
-    for values in per_training(settings, checkpoint_dir, model, epochs, params, evaluation):
-        training = Training(values[0], Path(values[1]), *values[2:])
+    members = per_training(
+        params.settings, params.checkpoint_dir, outputs.model, outputs.epochs, outputs.params, outputs.evaluation
+    )
+    for settings, checkpoint_dir, *files in members:
+        training = Training(settings, Path(checkpoint_dir), *files)
         claim_for_inputs(training.checkpoint_dir, inputs)
         yield training
 
