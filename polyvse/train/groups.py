@@ -65,7 +65,8 @@ def job_trainings(params: Any, outputs: Any, inputs: Iterable[str]) -> Iterator[
 
 
 class Trained(Protocol):
-    """What every family's trainer returns."""
+    """What the word, speech, joint and MLMME trainers return; the pretraining and the Translator
+    write their own files."""
 
     fit: FitResult
 
