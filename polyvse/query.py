@@ -197,13 +197,17 @@ def features_file(tm: TrainedModel | SpokenModel) -> tuple[Path, str]:
 @torch.no_grad()
 def test_images(tm: TrainedModel | SpokenModel, cache_beside_model: bool = True) -> Index:
     """The test split's images, embedded once and cached in ``query/test_images.npz`` beside the model
-    (ids, paths and embeddings: a later query reads nothing else); without ``cache_beside_model``
-    (a workflow job, which writes only its declared outputs) neither read nor written."""
+    (ids, paths as ``images.parquet`` gives them and embeddings: a later query reads nothing else);
+    without ``cache_beside_model`` (a workflow job, which writes only its declared outputs) neither
+    read nor written."""
     cache = tm.directory / "query" / "test_images.npz"
     if cache_beside_model and cache.is_file() and cache.stat().st_mtime >= (tm.directory / "model.pt").stat().st_mtime:
         held = np.load(cache, allow_pickle=False)
-        ids, paths = [str(i) for i in held["ids"]], [str(p) for p in held["paths"]]
-        return Index(ids=ids, embeddings=torch.from_numpy(held["embeddings"]), paths=paths, texts=[""] * len(ids))
+        # A cache without "dataset_paths" held paths as one working directory saw them: made again.
+        if "dataset_paths" in held.files:
+            ids = [str(i) for i in held["ids"]]
+            paths = [in_dataset(tm, str(p)) for p in held["dataset_paths"]]
+            return Index(ids=ids, embeddings=torch.from_numpy(held["embeddings"]), paths=paths, texts=[""] * len(ids))
     features, _ = features_file(tm)
     images = pd.read_parquet(tm.dataset_dir / "images.parquet")
     test = images[images["split"] == "test"].reset_index(drop=True)
@@ -216,11 +220,17 @@ def test_images(tm: TrainedModel | SpokenModel, cache_beside_model: bool = True)
     )
     emb = embed_image_features(tm, feats)
     ids = list(test["image_id"])
-    paths = [str(p if Path(p).is_absolute() else tm.dataset_dir / p) for p in test["path"]]
+    dataset_paths = [str(p) for p in test["path"]]
     if cache_beside_model:
         with atomic_path(cache) as tmp:
-            np.savez(tmp, embeddings=emb.numpy(), ids=np.asarray(ids), paths=np.asarray(paths))
-    return Index(ids=ids, embeddings=emb, paths=paths, texts=[""] * len(ids))
+            np.savez(tmp, embeddings=emb.numpy(), ids=np.asarray(ids), dataset_paths=np.asarray(dataset_paths))
+    return Index(ids=ids, embeddings=emb, paths=[in_dataset(tm, p) for p in dataset_paths], texts=[""] * len(ids))
+
+
+def in_dataset(tm: TrainedModel | SpokenModel, path: str) -> str:
+    """An image path of ``images.parquet`` (relative to the dataset's folder, or absolute) as this
+    process reaches it."""
+    return path if Path(path).is_absolute() else str(tm.dataset_dir / path)
 
 
 def image_files(folder: str | Path) -> list[Path]:

@@ -364,6 +364,12 @@ def test_polyvse_query_searches_a_trained_model(workdir, tmp_path, capsys, monke
         out, err = capsys.readouterr()
         return code, out, err
 
+    # the cache, written above from workdir, serves a query from another folder with paths that exist
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(str(workdir / model), "--text", "ein roter Kreis", "--lang", "de", "-k", "3", "--json")
+    assert code == 0 and all(Path(h["path"]).is_file() for h in json.loads(out)["results"])
+    monkeypatch.chdir(workdir)
+
     code, out, _ = run(model, "--image", found[0]["path"], "-k", "2")
     assert code == 0 and len(out.strip().splitlines()) == 3 and "#de" in out  # an image retrieves captions
 
