@@ -24,7 +24,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from polyvse.data.tables import select_captions, spoken_captions
+from polyvse.data.tables import resolve_paths, select_captions, spoken_captions
 from polyvse.errors import InputError
 from polyvse.evaluate.embed import embed_images, embed_sentences
 from polyvse.io import atomic_path, load_torch
@@ -206,7 +206,7 @@ def test_images(tm: TrainedModel | SpokenModel, cache_beside_model: bool = True)
         # A cache without "dataset_paths" held paths as one working directory saw them: made again.
         if "dataset_paths" in held.files:
             ids = [str(i) for i in held["ids"]]
-            paths = [in_dataset(tm, str(p)) for p in held["dataset_paths"]]
+            paths = resolve_paths(held["dataset_paths"], tm.dataset_dir)
             return Index(ids=ids, embeddings=torch.from_numpy(held["embeddings"]), paths=paths, texts=[""] * len(ids))
     features, _ = features_file(tm)
     images = pd.read_parquet(tm.dataset_dir / "images.parquet")
@@ -224,13 +224,7 @@ def test_images(tm: TrainedModel | SpokenModel, cache_beside_model: bool = True)
     if cache_beside_model:
         with atomic_path(cache) as tmp:
             np.savez(tmp, embeddings=emb.numpy(), ids=np.asarray(ids), dataset_paths=np.asarray(dataset_paths))
-    return Index(ids=ids, embeddings=emb, paths=[in_dataset(tm, p) for p in dataset_paths], texts=[""] * len(ids))
-
-
-def in_dataset(tm: TrainedModel | SpokenModel, path: str) -> str:
-    """An image path of ``images.parquet`` (relative to the dataset's folder, or absolute) as this
-    process reaches it."""
-    return path if Path(path).is_absolute() else str(tm.dataset_dir / path)
+    return Index(ids=ids, embeddings=emb, paths=resolve_paths(dataset_paths, tm.dataset_dir), texts=[""] * len(ids))
 
 
 def image_files(folder: str | Path) -> list[Path]:

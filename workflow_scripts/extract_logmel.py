@@ -2,7 +2,8 @@
 
 from polyvse.logs import job_log
 from polyvse.speech.store import extract_store, extraction_processes
-from polyvse.speech.utterances import read_utterances, resolve_paths
+from polyvse.data.tables import resolve_paths
+from polyvse.speech.utterances import read_utterances
 
 # the extraction workers (forkserver) import this file as a module: only the guarded part runs once
 if __name__ == "__main__":
@@ -14,7 +15,7 @@ if __name__ == "__main__":
             raise ValueError(f"{snakemake.input.utterances}: no utterance in {lang!r}")
         processes = extraction_processes(len(sub), snakemake.threads)
         stats = extract_store(
-            resolve_paths(sub, snakemake.params.root),
+            resolve_paths(sub["path"], snakemake.params.root),
             list(sub["image_id"]),
             snakemake.output[0],
             threads=processes,

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from polyvse.data.tables import SPLITS
+from polyvse.data.tables import SPLITS, resolve_paths
 from polyvse.errors import InputError
 
 LIST_COLUMNS: tuple[str, ...] = ("image_id", "split", "lang", "wav")
@@ -86,7 +86,7 @@ def parse_utterance_list(
     df = df[complete].reset_index(drop=True)
     if df.empty:
         raise InputError(path, f"no image has an utterance in every language of {list(langs)}")
-    wavs = [str(p if Path(p).is_absolute() else base / p) for p in df["wav"]]
+    wavs = resolve_paths(df["wav"], base)
     order = {l: i for i, l in enumerate(langs)}
     utterances = pd.DataFrame(
         {"image_id": df["image_id"], "split": df["split"], "lang": df["lang"], "path": wavs, "line": df["_line"]}

@@ -18,7 +18,7 @@ operations (a 300K-row table validates in well under a second) and raise
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -237,6 +237,13 @@ def _read_parquet(path: str | Path, table: str) -> pd.DataFrame:
         return pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises several unrelated types for a damaged file
         raise InputError(path, f"cannot read {table} table as parquet: {type(exc).__name__}: {exc}") from exc
+
+
+def resolve_paths(paths: Iterable[str], root: str | Path) -> list[str]:
+    """File paths as a table gives them (``images.path``, ``utterances.path``: relative to ``root``, the
+    dataset's folder, or absolute) as this process reaches them."""
+    root = Path(root)
+    return [str(p if Path(p).is_absolute() else root / p) for p in paths]
 
 
 def read_captions(path: str | Path) -> pd.DataFrame:

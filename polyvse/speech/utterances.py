@@ -179,9 +179,3 @@ def synthesize_utterances(
         duration_s=spoken["duration_s"].to_numpy(),
     )
     return validate_utterances(table, "synthetic utterances"), batch.summary()
-
-
-def resolve_paths(utterances: pd.DataFrame, root: str | Path) -> list[str]:
-    """Absolute wav paths: relative ones start from ``root`` (the dataset directory)."""
-    root = Path(root)
-    return [str(p if Path(p).is_absolute() else root / p) for p in utterances["path"]]
