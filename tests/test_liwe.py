@@ -1,5 +1,7 @@
 """LIWE: the character vocabulary, words built from characters, and the GRU over the words."""
 
+import copy
+
 import pandas as pd
 import pytest
 import torch
@@ -130,3 +132,26 @@ def test_small_and_large_liwe():
     large = LIWE(LIWEConfig(vocab_size=50, image_dim=6, char_dim=LIWE_SIZES["large"]))
     assert large.parameter_counts()[0] > small.parameter_counts()[0]
     assert FAMILIES["liwe"] == (LIWE, LIWEConfig)
+
+
+def test_character_words_over_distinct_words_equal_the_layers_over_every_occurrence():
+    torch.manual_seed(3)
+    m = tiny()
+    words = m.words
+    chars_ = torch.randint(0, len(chars()), (5, C))
+    batch = chars_[torch.tensor([0, 1, 0, 2, 3, 0, 4, 1, 1])]  # repeated words, as in a batch
+    reference = copy.deepcopy(words)
+    out = words(batch)
+    expected = reference.layers(reference.char_embeddings(batch).flatten(1))
+    assert torch.allclose(out, expected, atol=1e-5)
+    grads = torch.autograd.grad(out.square().sum(), list(words.parameters()))
+    expected_grads = torch.autograd.grad(expected.square().sum(), list(reference.parameters()))
+    for g, e in zip(grads, expected_grads):
+        assert torch.allclose(g, e, atol=1e-5)
+    for mine, theirs in zip(words.layers, reference.layers):
+        if isinstance(mine, torch.nn.BatchNorm1d):
+            assert torch.allclose(mine.running_mean, theirs.running_mean, atol=1e-6)
+            assert torch.allclose(mine.running_var, theirs.running_var, atol=1e-5)
+            assert int(mine.num_batches_tracked) == int(theirs.num_batches_tracked) == 1
+    words.eval(), reference.eval()
+    assert torch.allclose(words(batch), reference.layers(reference.char_embeddings(batch).flatten(1)), atol=1e-5)

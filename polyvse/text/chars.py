@@ -49,6 +49,7 @@ class CharVocabulary:
             raise ValueError("CharVocabulary: characters must be unique")
         self.word_chars = int(word_chars)
         self.segmenter = segmenter
+        self._word_ids: dict[str, list[int]] = {}  # a word's slots, computed once: words repeat
 
     @classmethod
     def from_texts(
@@ -60,10 +61,13 @@ class CharVocabulary:
         segmenter: str = "chars",
     ) -> "CharVocabulary":
         """Build from ``(text, lang)`` pairs; keep characters seen ``min_count`` times."""
-        counts: Counter[str] = Counter()
+        words: Counter[str] = Counter()
         for text, lang in texts:
-            for word in tokenize(text, lang, segmenter):
-                counts.update(word)
+            words.update(tokenize(text, lang, segmenter))
+        counts: Counter[str] = Counter()
+        for word, n in words.items():  # each distinct word's characters, as often as the word occurs
+            for c in word:
+                counts[c] += n
         kept = [c for c, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n >= min_count]
         return cls(langs, kept, word_chars, segmenter)
 
@@ -84,8 +88,11 @@ class CharVocabulary:
         one unknown word."""
         ids: list[int] = []
         for word in self.words(text, lang, max_len) or ["\0"]:
-            chars = [self.stoi.get(c, UNK) for c in word[: self.word_chars]]
-            ids.extend(chars + [PAD] * (self.word_chars - len(chars)))
+            slots = self._word_ids.get(word)
+            if slots is None:
+                chars = [self.stoi.get(c, UNK) for c in word[: self.word_chars]]
+                slots = self._word_ids[word] = chars + [PAD] * (self.word_chars - len(chars))
+            ids.extend(slots)
         return ids
 
     def encode_batch(
