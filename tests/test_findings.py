@@ -20,6 +20,7 @@ from polyvse.report.findings import (
     hit_ceiling,
     plan_files,
     seed_hit_ceiling,
+    epochs_cell,
     seed_groups,
     verdict,
 )
@@ -184,6 +185,11 @@ def test_ceiling_seeds_by_hand():
     assert not seed_hit_ceiling("5/9") and not seed_hit_ceiling("5/9+3/7")
     assert hit_ceiling(["8/8ᶜ", "5/9", "7/8ᶜ"]) and not hit_ceiling(["8/8ᶜ", "5/9", "7/11"])
     assert hit_ceiling(["8/8ᶜ"]) and not hit_ceiling([])  # one seed: that seed
+    # a schedule run to its end stopped at a rate of zero: its best epoch may be its last
+    assert not seed_hit_ceiling("30/30ˢ") and not seed_hit_ceiling("27/30ˢ+30/30ˢ")
+    assert seed_hit_ceiling("30/30ˢ+8/8ᶜ") and not hit_ceiling(["30/30ˢ", "29/30ˢ", "30/30ˢ"])
+    assert epochs_cell({"best_epoch": 30, "epochs_run": 30, "stop_reason": "schedule"}) == "30/30ˢ"
+    assert epochs_cell({"best_epoch": 8, "epochs_run": 8, "stop_reason": "ceiling"}) == "8/8ᶜ"
 
 
 def test_the_default_config_tests_every_claim_of_the_list():

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from polyvse.io import load_torch
 from polyvse.train.loop import LAST_CHECKPOINT, run_epochs
 
 
-def fit(tmp_path, epochs: int, scores: list[float], patience: int | None = None, patience_from: int = 0):
+def fit(
+    tmp_path,
+    epochs: int,
+    scores: list[float],
+    patience: int | None = None,
+    patience_from: int = 0,
+    ceiling_reason: str = "ceiling",
+):
     """A linear model on a fixed regression; the validation score of epoch e is scores[e - 1]."""
     torch.manual_seed(0)
     model = torch.nn.Linear(4, 1)
@@ -43,6 +51,7 @@ def fit(tmp_path, epochs: int, scores: list[float], patience: int | None = None,
         progress=False,
         patience=patience,
         patience_from=patience_from,
+        ceiling_reason=ceiling_reason,
     )
     return model, result
 
@@ -109,3 +118,12 @@ def test_patience_counts_from_the_end_of_the_warm_up(tmp_path):
     # a warm-up as long as the ceiling: no patience stop inside it
     _, warm = fit(tmp_path / "d", 3, [3.0, 2.0, 1.0], patience=1, patience_from=3)
     assert (warm.epochs_run, warm.stop_reason) == (3, "ceiling")
+
+
+def test_a_schedule_run_to_its_end_says_so_and_patience_still_stops_it_first(tmp_path):
+    _, result = fit(tmp_path / "a", 3, [1.0, 2.0, 3.0], patience=2, ceiling_reason="schedule")
+    assert (result.epochs_run, result.stop_reason) == (3, "schedule")
+    _, result = fit(tmp_path / "b", 5, [3.0, 1.0, 1.0, 1.0, 1.0], patience=2, ceiling_reason="schedule")
+    assert (result.epochs_run, result.stop_reason) == (3, "patience")
+    with pytest.raises(ValueError, match="ceiling_reason"):
+        fit(tmp_path / "c", 1, [1.0], ceiling_reason="tired")

@@ -398,6 +398,11 @@ CEILING_MARK = "ᶜ"
 instead of stopping on patience: ``8/8ᶜ`` against a converged ``5/9``. A marker, not a word: the
 column holds a seed's trainings without spaces, its seeds separated by one."""
 
+SCHEDULE_MARK = "ˢ"
+"""Marks a training that ran its learning-rate schedule to its end (``stop_reason`` schedule): its rate
+decayed to zero at the ceiling, so its best epoch is often its last (``30/30ˢ``) without it having been
+cut off while rising, as a training at a constant rate would be."""
+
 CEILING_SEEDS = 2
 """A claim is flagged when it compares a row that hit its epochs ceiling in at least this many of its
 seeds (all of them, with fewer seeds): one seed at the ceiling can be that seed's luck, two are the
@@ -407,7 +412,7 @@ row's training budget."""
 def epochs_cell(params: Mapping) -> str:
     """One training's ``best/run`` epochs, :data:`CEILING_MARK` after it where it hit its epochs ceiling;
     a params.json without ``stop_reason`` (older outputs) gives ``best/run`` alone."""
-    mark = CEILING_MARK if params.get("stop_reason") == "ceiling" else ""
+    mark = {"ceiling": CEILING_MARK, "schedule": SCHEDULE_MARK}.get(str(params.get("stop_reason")), "")
     return f"{int(params['best_epoch'])}/{int(params['epochs_run'])}{mark}"
 
 
@@ -427,10 +432,13 @@ def best_epochs(item: Mapping, read: Reader) -> dict[str, list[str]]:
 def seed_hit_ceiling(seed: str) -> bool:
     """Whether a seed's ``best/run`` entry has a training that hit its epochs ceiling: marked
     :data:`CEILING_MARK`, or, unmarked, best = run (an older output, which records no stop reason: it
-    trained a fixed budget, and a best epoch that is its last was still rising when the budget ended)."""
+    trained a fixed budget, and a best epoch that is its last was still rising when the budget ended).
+    A run marked :data:`SCHEDULE_MARK` ended its schedule at a rate of zero: not cut off."""
     for run in seed.split("+"):
         if run.endswith(CEILING_MARK):
             return True
+        if run.endswith(SCHEDULE_MARK):
+            continue
         best, _, ran = run.partition("/")
         if best == ran:
             return True

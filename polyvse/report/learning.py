@@ -605,7 +605,8 @@ def _counted(labels: Sequence[str], totals: Mapping[str, int]) -> str:
 
 
 def _stopped(reason: str) -> str:
-    return {"patience": "patience (converged)", "ceiling": "**ceiling**"}.get(reason, reason or "–")
+    named = {"patience": "patience (converged)", "ceiling": "**ceiling**", "schedule": "schedule (rate at 0)"}
+    return named.get(reason, reason or "–")
 
 
 def _plural(n: int, word: str) -> str:
@@ -625,6 +626,7 @@ def learning_markdown(plan: Mapping, table: pd.DataFrame) -> str:
     learned = len(rows) - len(failed)
     converged = sum(r["stop_reason"] == "patience" for r in rows)
     ceiling = sum(r["stop_reason"] == "ceiling" for r in rows)
+    scheduled = sum(r["stop_reason"] == "schedule" for r in rows)
     kinds = pd.Series([kind_of(str(r["family"])) for r in rows]).value_counts(sort=False).to_dict() if rows else {}
     summary = (
         f"{_plural(len(rows), 'trained model')} ("
@@ -632,7 +634,9 @@ def learning_markdown(plan: Mapping, table: pd.DataFrame) -> str:
         + f"): {learned} learned, {len(failed)} did not (a test score below "
         + f"{LEARNED_RATIO['word']:g}× chance for a word model, in its mean or in any language it reports, "
         + f"{LEARNED_RATIO['speech']:g}× for the others). "
-        + f"{converged} converged (stopped on patience), {ceiling} hit their epochs ceiling."
+        + f"{converged} converged (stopped on patience), "
+        + (f"{scheduled} ran their learning-rate schedule to its end, " if scheduled else "")
+        + f"{ceiling} hit their epochs ceiling."
     )
     if unexpected:
         summary += f" Did not learn: {_counted(unexpected, totals)}."
@@ -651,7 +655,9 @@ def learning_markdown(plan: Mapping, table: pd.DataFrame) -> str:
         "1 − C(S−c, K)/C(S, K); mR their mean over K = 1, 5, 10 and both directions). *worst language*: a word "
         "model's language with the lowest mR for its chance, and that mR. *best / run*: the best "
         "epoch by validation score and the epochs run; *stopped*: patience (the validation score had not risen "
-        "for `patience` epochs: converged) or ceiling (the training ran its ceiling of epochs). Validation "
+        "for `patience` epochs: converged), schedule (the training ran its learning-rate schedule to its end, "
+        "the rate decayed to zero at the ceiling: `training.lr_schedule` cosine) or ceiling (the training ran "
+        "its ceiling of epochs at a rate that could have gone on moving it). Validation "
         "curves: `results/learning/{table}.png` (polyvse/report/learning.py).",
         "",
     ]

@@ -37,9 +37,11 @@ Objective = Callable[[nn.Module, dict[str, Tensor]], dict[str, Tensor]]
 """Maps (model, batch) to named loss terms; the term ``loss`` is optimised."""
 
 
-STOP_REASONS = ("patience", "ceiling")
+STOP_REASONS = ("patience", "ceiling", "schedule")
 """Why a training ended: ``patience`` (its validation score had not risen for ``patience``
-epochs: it converged) or ``ceiling`` (it ran its ceiling of epochs first)."""
+epochs: it converged), ``ceiling`` (it ran its ceiling of epochs first, at a rate that could have
+gone on moving it) or ``schedule`` (it ran its learning-rate schedule to its end, the rate decayed
+to zero at the ceiling: :mod:`polyvse.train.lr_schedules`)."""
 
 
 @dataclass
@@ -105,6 +107,7 @@ def run_epochs(
     autocast: torch.dtype | None = None,
     patience: int | None = None,
     patience_from: int = 0,
+    ceiling_reason: str = "ceiling",
 ) -> FitResult:
     """The epoch loop every training branch shares: train, validate, keep the best, checkpoint,
     and stop when the validation score has stopped rising.
@@ -130,8 +133,11 @@ def run_epochs(
     ``patience_from``: the epochs up to it train another objective (the warm-up of the hinge
     losses' negatives, :mod:`polyvse.train.negatives`), whose last epoch often scores above the
     papers' objective's first ones: patience counts from the best epoch after them (or from their
-    end), while the kept epoch is the best of all.
+    end), while the kept epoch is the best of all. ``ceiling_reason``: the stop reason of a training
+    that ran its ceiling out (``schedule`` where ``scheduler`` decays the rate to zero there).
     """
+    if ceiling_reason not in STOP_REASONS:
+        raise ValueError(f"ceiling_reason must be one of {STOP_REASONS}, got {ceiling_reason!r}")
     if patience is not None and patience < 1:
         raise ValueError(f"patience must be at least 1 epoch, got {patience}")
     checkpoint_dir = Path(checkpoint_dir)
@@ -239,7 +245,7 @@ def run_epochs(
         )
         write_tsv(pd.DataFrame(rows), checkpoint_dir / "epochs.tsv", float_format="%.5g")
     # out of patience at the ceiling's last epoch too: converged all the same
-    stop_reason = "patience" if out_of_patience(len(rows)) else "ceiling"
+    stop_reason = "patience" if out_of_patience(len(rows)) else ceiling_reason
     if best["state"] is None:
         # no epoch validated to a finite score (or none ran): the model as it stands
         log.warning("no epoch of %s validated to a finite score; keeping the last state", checkpoint_dir)

@@ -26,6 +26,7 @@ from polyvse.train.data import (
 )
 from polyvse.train.families import FamilyInputs
 from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
+from polyvse.train.lr_schedules import lr_schedule
 from polyvse.train.steps import StepCounted
 from polyvse.train.negatives import NegativesWarmup
 
@@ -173,6 +174,14 @@ def train_variant(
         lazy_ids = {id(p) for p in lazy}
         lazy_names = sorted(name for name, p in model.named_parameters() if id(p) in lazy_ids)
         optimiser = adam(params, lr=tr["lr"], weight_decay=tr["weight_decay"], lazy=lazy)
+        # the schedule spans the phase's ceiling; a phase selected by its loss (MULE's LP) keeps one rate
+        scheduler = (
+            lr_schedule(
+                optimiser, tr.get("lr_schedule", "constant"), phase.epochs, n_batches, tr.get("lr_warmup_epochs", 0)
+            )
+            if phase.select_by == "retrieval"
+            else None
+        )
         tracker = TrainingProgress(phase.objective, phase.epochs * n_batches)
         warmup = NegativesWarmup(phase.objective, tr.get("negatives_warmup_epochs", 0) * n_batches)
 
@@ -213,6 +222,7 @@ def train_variant(
             run_id=fingerprint(run_id, phase.name, lazy_names),
             device=device,
             grad_clip=tr["grad_clip"],
+            scheduler=scheduler,
             after_step=after_step,
             stateful={"progress": tracker, "negatives": warmup},
             score_name=score_name,
@@ -220,6 +230,7 @@ def train_variant(
             autocast=amp,
             patience=tr.get("patience") if phase.select_by == "retrieval" else None,
             patience_from=tr.get("negatives_warmup_epochs", 0),
+            ceiling_reason="schedule" if scheduler is not None else "ceiling",
         )
         if not last:
             # the next phase starts from this phase's last state (LP aligns the language layers)

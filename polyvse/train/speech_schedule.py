@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Iterable
 
 import torch
 from polyvse.optim import FusedAdam, adam
+from polyvse.train.lr_schedules import StepSchedule
 
 
 @dataclass(frozen=True)
@@ -56,33 +57,6 @@ def make_adam(
 ) -> FusedAdam:
     """Adam as §3.1.2 (β₁ = 0.9, β₂ = 0.999, lr = 1e-3)."""
     return adam(params, lr=lr, betas=betas, weight_decay=weight_decay)
-
-
-class StepSchedule:
-    """Sets each parameter group's rate to its base rate times ``multiplier(step)``, the step
-    counted from 0 at construction; ``step()`` after every optimiser step. ``LambdaLR``'s
-    rule and state-dict keys (``last_epoch``, ``base_lrs``), on polyvse's optimisers."""
-
-    def __init__(self, optimizer: FusedAdam, multiplier: Callable[[int], float]) -> None:
-        self.optimizer, self.multiplier = optimizer, multiplier
-        self.base_lrs = [group["lr"] for group in optimizer.param_groups]
-        self.last_epoch = 0
-        self._apply()
-
-    def _apply(self) -> None:
-        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
-            group["lr"] = base * self.multiplier(self.last_epoch)
-
-    def step(self) -> None:
-        self.last_epoch += 1
-        self._apply()
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        # the rates themselves come back with the optimiser's state
-        self.last_epoch, self.base_lrs = int(state["last_epoch"]), list(state["base_lrs"])
 
 
 def warmup_step_decay_scheduler(
