@@ -18,7 +18,7 @@ from torch import nn
 
 from polyvse.losses.mclm import compact_pair_means, slotted_pair_means
 from polyvse.losses.triplet import dense_top_k_hinge, gathered_top_k_hinge
-from polyvse.models.embn import final_state, last_valid_output, length_buckets
+from polyvse.models.embn import final_state
 from polyvse.models.hem import SMALR, HEMConfig
 from polyvse.optim import clip_gradient_norm, lazy_word_tables
 from polyvse.train.objectives_smalr import SMALRObjective
@@ -71,32 +71,6 @@ def test_final_state_is_the_output_at_the_last_valid_step() -> None:
     expected = out[torch.arange(9), lengths - 1]
     # the CPU's padded run reads the same state, up to the order of its float sums
     assert torch.allclose(final_state(gru, words, lengths), expected, atol=1e-6)
-
-
-@pytest.mark.parametrize("buckets", [1, 2, 3, 4, 9, 20])
-def test_length_buckets_give_the_padded_run_and_its_gradients(buckets: int) -> None:
-    torch.manual_seed(1)
-    gru = nn.GRU(4, 6, batch_first=True)
-    lengths = torch.tensor([12, 1, 3, 12, 2, 5, 5, 6, 4, 3, 3, 11])
-    words = torch.randn(12, 12, 4, requires_grad=True)
-    (whole,) = torch.autograd.grad(last_valid_output(gru, words, lengths, buckets=1).sum(), words)
-    out = last_valid_output(gru, words, lengths, buckets=buckets)
-    (grad,) = torch.autograd.grad(out.sum(), words)
-    packed = nn.utils.rnn.pack_padded_sequence(words, lengths, batch_first=True, enforce_sorted=False)
-    padded, _ = nn.utils.rnn.pad_packed_sequence(gru(packed)[0], batch_first=True)
-    assert torch.allclose(out, padded[torch.arange(12), lengths - 1], atol=1e-6)
-    assert torch.allclose(grad, whole, atol=1e-6)
-
-
-def test_length_buckets_partition_the_batch_and_keep_equal_lengths_together() -> None:
-    lengths = torch.tensor([5, 5, 5, 5, 5, 2, 9, 9, 1, 5])
-    chunks = length_buckets(lengths, 4)
-    assert sorted(torch.cat(chunks).tolist()) == list(range(10))
-    assert len(chunks) <= 4
-    fives = [i for i, c in enumerate(chunks) if (lengths[c] == 5).any()]
-    assert len(fives) == 1  # a run of equal lengths is never split
-    # each chunk's lengths lie below the next one's
-    assert all(int(lengths[a].max()) < int(lengths[b].min()) for a, b in zip(chunks, chunks[1:]))
 
 
 def _smalr_batch(device: torch.device) -> tuple[SMALR, dict[str, torch.Tensor]]:

@@ -85,57 +85,12 @@ def final_state(gru: nn.GRU, inputs: Tensor, lengths: Tensor) -> Tensor:
     return state[-1]
 
 
-LENGTH_BUCKETS = 4
-"""Chunks of a batch's sentences, by length, that :func:`last_valid_output` runs the GRU over, each
-padded to its own longest: a ten-language batch holds 12-token European captions beside 50-character
-Japanese ones, and one padded run would take every sentence through the longest's steps."""
-
-
-def length_buckets(lengths: Tensor, buckets: int = LENGTH_BUCKETS) -> list[Tensor]:
-    """``(S,)`` host lengths → up to ``buckets`` index tensors that partition ``range(S)``, each holding
-    sentences of neighbouring lengths (equal counts of the length-sorted order; ties stay together, so
-    no chunk is padded beyond its own longest)."""
-    order = torch.argsort(lengths, stable=True)
-    n = lengths.numel()
-    if buckets <= 1 or n <= buckets:
-        return [order]
-    sorted_lengths = lengths[order]
-    cuts = [0]
-    for b in range(1, buckets):
-        cut = b * n // buckets
-        # move the cut past a run of equal lengths: the next chunk would be padded to it anyway
-        while 0 < cut < n and sorted_lengths[cut] == sorted_lengths[cut - 1]:
-            cut += 1
-        if cut > cuts[-1] and cut < n:
-            cuts.append(cut)
-    cuts.append(n)
-    return [order[a:b] for a, b in zip(cuts, cuts[1:])]
-
-
-def last_valid_output(gru: nn.GRU, inputs: Tensor, lengths: Tensor, buckets: int | None = None) -> Tensor:
+def last_valid_output(gru: nn.GRU, inputs: Tensor, lengths: Tensor) -> Tensor:
     """A one-direction GRU over the padded ``(S, T, D)`` inputs, its output at each sequence's last
-    valid step (``(S,)`` lengths ≥ 1): ``(S, H)``. Padding after a sequence never reaches it.
-
-    The sentences run in up to ``buckets`` (default :data:`LENGTH_BUCKETS`) chunks of neighbouring lengths (:func:`length_buckets`),
-    each over its own longest sentence's steps: the same outputs (a GRU is causal), fewer steps. A
-    ten-language MULE step on one CPU thread: the GRU's forward and backward take 85 ms over 40
-    padded steps, 23.5 ms over 15 (docs/learning.md, "Cheaper steps")."""
-    host_lengths = lengths.cpu()
-    chunks = length_buckets(host_lengths, LENGTH_BUCKETS if buckets is None else buckets)
-    if len(chunks) == 1:
-        out, _ = gru(inputs[:, : int(host_lengths.max())])
-        rows = torch.arange(inputs.shape[0], device=inputs.device)
-        return out[rows, lengths.to(inputs.device) - 1]
-    states = []
-    for rows in chunks:
-        chunk_lengths = host_lengths[rows]
-        steps = int(chunk_lengths.max())
-        rows_dev = rows.to(inputs.device)
-        out, _ = gru(inputs.index_select(0, rows_dev)[:, :steps])
-        states.append(out[torch.arange(rows.numel(), device=inputs.device), chunk_lengths.to(inputs.device) - 1])
-    # back to the input's order
-    order = torch.cat(chunks).to(inputs.device)
-    return torch.cat(states).index_select(0, torch.argsort(order))
+    valid step (``(S,)`` lengths ≥ 1): ``(S, H)``. Padding after a sequence never reaches it."""
+    out, _ = gru(inputs)
+    rows = torch.arange(inputs.shape[0], device=inputs.device)
+    return out[rows, lengths.to(inputs.device) - 1]
 
 
 def reversed_within_lengths(inputs: Tensor, lengths: Tensor) -> Tensor:
