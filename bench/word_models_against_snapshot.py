@@ -72,6 +72,14 @@ def cpu_minutes(run: Path, variants: dict) -> pd.Series:
     return pd.Series(minutes, name="CPU min").round(1)
 
 
+def snapshot_cpu_minutes(benchmarks: Path, variants: dict) -> pd.Series:
+    """The snapshot's CPU minutes of its training jobs by family (its ``benchmarks.tsv``)."""
+    jobs = pd.read_csv(benchmarks, sep="\t")
+    jobs = jobs[jobs["rule"].isin(["train", "train_seeds"])]
+    family = jobs["job"].str.split("/").str[-1].map(lambda v: variants.get(v, {}).get("model"))
+    return (jobs.groupby(family)["cpu_seconds"].sum() / 60).round(1).rename("snapshot CPU min")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run", type=Path, help="the run's directory (results/ and logs/ in it)")
@@ -93,6 +101,7 @@ def main() -> int:
     )
     by_family["mean change"] = by_family["mean"] - by_family["snapshot"]
     by_family = by_family.join(cpu_minutes(args.run, variants), how="left")
+    by_family = by_family.join(snapshot_cpu_minutes(args.snapshot.parent / "benchmarks.tsv", variants), how="left")
     print(by_family.round(2).to_string())
     worst = models.loc[models["change"].idxmin()]
     print(f"\n{len(models)} models; the largest fall: {worst['variant']} {worst['change']:+.2f}")
