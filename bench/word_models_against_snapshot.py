@@ -50,6 +50,8 @@ def word_models(run: Path, variants: dict, snapshot: pd.DataFrame) -> pd.DataFra
                 "family": variant["model"],
                 "score": round(float(pd.read_csv(scores, sep="\t")["mR"].mean()), 2),
                 "snapshot": float(old["score"]) if old is not None else float("nan"),
+                "epochs": int(p["epochs_run"]),
+                "snapshot epochs": int(old["epochs_run"]) if old is not None else 0,
                 "best/run": f"{p['best_epoch']}/{p['epochs_run']}",
                 "snapshot best/run": f"{int(old['best_epoch'])}/{int(old['epochs_run'])}" if old is not None else "",
             }
@@ -97,7 +99,12 @@ def main() -> int:
     if args.models:
         print(models.sort_values(["family", "variant"]).to_string(index=False), end="\n\n")
     by_family = models.groupby("family").agg(
-        models=("variant", "count"), mean=("score", "mean"), snapshot=("snapshot", "mean"), worst=("change", "min")
+        models=("variant", "count"),
+        mean=("score", "mean"),
+        snapshot=("snapshot", "mean"),
+        worst=("change", "min"),
+        epochs=("epochs", "sum"),
+        snapshot_epochs=("snapshot epochs", "sum"),
     )
     by_family["mean change"] = by_family["mean"] - by_family["snapshot"]
     by_family = by_family.join(cpu_minutes(args.run, variants), how="left")
