@@ -3,7 +3,13 @@ import math
 import pytest
 import torch
 
-from polyvse.losses.triplet import multimodal_triplet, neighbourhood_triplet, same_language_triplet, top_k_triplet
+from polyvse.losses.triplet import (
+    gathered_top_k_hinge,
+    multimodal_triplet,
+    neighbourhood_triplet,
+    same_language_triplet,
+    top_k_triplet,
+)
 from polyvse.train.objectives import EmbNObjective
 from polyvse.train.objectives_mule import MULEObjective
 from polyvse.train.objectives_smalr import SMALRObjective
@@ -126,6 +132,42 @@ def test_same_language_triplet_equals_multimodal_on_one_language_and_ranks_a_lon
         same_language_triplet(img, txt, owner, one)
 
 
+def per_language_definition(images, sentences, ios, lang, margin, top_k, weight):
+    """MULE eq. (3) as its docstring reads: per language, the image anchors that language's
+    sentences describe against its sentences, and its sentences against every image, each term
+    the gathered rows' mean; then the mean over the languages."""
+    terms = []
+    for language in torch.unique(lang).tolist():
+        rows = (lang == language).nonzero(as_tuple=True)[0]
+        pos = ios[rows].unsqueeze(0) == torch.arange(len(images)).unsqueeze(1)  # (B, S_l)
+        own = pos.any(dim=1)
+        dist = (
+            1 - torch.nn.functional.normalize(images, dim=1) @ torch.nn.functional.normalize(sentences[rows], dim=1).T
+        )
+        image_term = gathered_top_k_hinge(dist[own], pos[own], ~pos[own], margin, top_k)
+        sentence_term = gathered_top_k_hinge(dist.T, pos.T, ~pos.T, margin, top_k)
+        terms.append(image_term + weight * sentence_term)
+    return torch.stack(terms).mean()
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_same_language_triplet_over_every_language_at_once_is_the_per_language_definition(seed):
+    g = torch.Generator().manual_seed(seed)
+    n_images, n_sentences = (int(x) for x in torch.randint(2, 12, (2,), generator=g))
+    ios = torch.randint(0, n_images, (n_sentences,), generator=g)
+    lang = torch.randint(0, 4, (n_sentences,), generator=g) * 2  # gaps in the language indices
+    top_k = int(torch.randint(1, 12, (), generator=g))
+    images = torch.randn(n_images, 5, generator=g, dtype=torch.float64, requires_grad=True)
+    sentences = torch.randn(n_sentences, 5, generator=g, dtype=torch.float64, requires_grad=True)
+    got = same_language_triplet(images, sentences, ios, lang, 0.2, top_k, 1.5)
+    expected = per_language_definition(images, sentences, ios, lang, 0.2, top_k, 1.5)
+    assert got.item() == pytest.approx(expected.item(), abs=1e-12)
+    for mine, theirs in zip(
+        torch.autograd.grad(got, (images, sentences)), torch.autograd.grad(expected, (images, sentences))
+    ):
+        torch.testing.assert_close(mine, theirs)
+
+
 def test_same_language_triplet_of_one_image_is_zero_with_gradient():
     img = torch.randn(1, 3, requires_grad=True)
     txt = torch.randn(2, 3, requires_grad=True)
@@ -147,6 +189,12 @@ class StubModel(torch.nn.Module):
 
     def encode(self, tokens, lengths, langs, mask=None):
         return self.sentences, self.sentences
+
+    def universal_words(self, tokens, lengths, langs, mask=None):
+        return self.sentences
+
+    def encode_words(self, words, lengths):
+        return words, words
 
     def embed_sentences(self, tokens, lengths, langs=None):
         return self.sentences

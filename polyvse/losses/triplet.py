@@ -23,12 +23,10 @@ from torch import Tensor, nn
 
 
 def cosine_distance(a: Tensor, b: Tensor) -> Tensor:
-    """Pairwise cosine distance ``1 - cos``: ``(A, D), (C, D) -> (A, C)``."""
+    """Pairwise cosine distance ``1 - cos``: ``(A, D), (C, D) -> (A, C)``; a set against itself
+    (the neighbourhood constraints) is normalised once."""
     a_unit = nn.functional.normalize(a, dim=-1)
-    # on an accelerator a set against itself (the neighbourhood constraints) is normalised once:
-    # fewer ops for the host to launch; the CPU keeps the order of its earlier runs' gradients
-    once = b is a and a.device.type != "cpu"
-    b_unit = a_unit if once else nn.functional.normalize(b, dim=-1)
+    b_unit = a_unit if b is a else nn.functional.normalize(b, dim=-1)
     return 1.0 - a_unit @ b_unit.T
 
 
@@ -38,21 +36,45 @@ def top_k_hinge(dist: Tensor, positive: Tensor, negative: Tensor, margin: float 
     dist ``(A, C)``; positive, negative ``(A, C)`` bool. Every positive pair is
     a row; its ``top_k`` most violated negatives are kept; the loss is the mean
     over the kept terms. Scalar; zero without a positive pair or a negative.
-
-    On the CPU the positive pairs are gathered into rows (:func:`gathered_top_k_hinge`); on an
-    accelerator the same loss is evaluated on fixed shapes (:func:`dense_top_k_hinge`): the
-    gathered rows' number depends on the data, and reading it is a host-device synchronisation
-    (three a call with the boolean index, a sixth of a SMALR step's on CUDA).
     """
-    if dist.device.type == "cpu":
-        return gathered_top_k_hinge(dist, positive, negative, margin, top_k)
-    return dense_top_k_hinge(dist, positive, negative, margin, top_k)
+    sums, counts = anchor_hinge_sums(dist, positive, negative, margin, top_k)
+    return sums.sum() / counts.sum().clamp(min=1)
+
+
+def anchor_hinge_sums(
+    dist: Tensor, positive: Tensor, negative: Tensor, margin: float = 0.05, top_k: int = 10
+) -> tuple[Tensor, Tensor]:
+    """:func:`top_k_hinge`'s kept terms summed per anchor, and their number: ``(A,)``, ``(A,)``.
+
+    Within an anchor's row the violation ``m + d(a, p) − d(a, c)`` orders the negatives c by
+    ``−d(a, c)`` alone, whatever the positive p: every positive pair of anchor a keeps the same
+    ``top_k`` negatives, the ``top_k`` nearest ones, found once per anchor ``(A, k)``. On the
+    CPU the anchor's positives are gathered into ``P`` slots, the most positives of any anchor:
+    ``(A, P, k)`` terms, fewer than one gathered row per positive pair makes (``bench/bench_hinge.py``
+    compares the forms). Reading ``P`` back is a host-device synchronisation, so an accelerator
+    evaluates every candidate as a slot (:func:`dense_hinge_sums`). Both give
+    :func:`gathered_top_k_hinge`'s value up to the order of the sum.
+    """
+    if dist.device.type != "cpu":
+        return dense_hinge_sums(dist, positive, negative, margin, top_k)
+    anchors = dist.shape[0]
+    slots = int(positive.sum(dim=1).max()) if anchors else 0
+    k = min(top_k, int(negative.sum(dim=1).max())) if anchors else 0
+    if slots == 0 or k == 0:
+        return dist.sum(dim=1) * 0.0, torch.zeros(anchors, dtype=torch.long)
+    nearest = (-dist).masked_fill(~negative, float("-inf")).topk(k, dim=1).values  # (A, k): -d(a, c)
+    where = positive.to(torch.uint8).topk(slots, dim=1).indices  # (A, P): the positives first
+    kept = positive.gather(1, where).unsqueeze(2) & torch.isfinite(nearest).unsqueeze(1)  # (A, P, k)
+    terms = (margin + dist.gather(1, where)).unsqueeze(2) + nearest.unsqueeze(1)
+    terms = torch.where(kept, terms.clamp(min=0.0), 0.0)
+    return terms.sum(dim=(1, 2)), kept.sum(dim=(1, 2))
 
 
 def gathered_top_k_hinge(
     dist: Tensor, positive: Tensor, negative: Tensor, margin: float = 0.05, top_k: int = 10
 ) -> Tensor:
-    """:func:`top_k_hinge` with the ``P`` positive pairs gathered: ``(P, C)`` violations."""
+    """:func:`top_k_hinge` written as the definition reads, one row of ``(P, C)`` violations per
+    positive pair: the reference the faster forms are tested against."""
     a_idx, p_idx = positive.nonzero(as_tuple=True)
     if a_idx.numel() == 0:
         return dist.sum() * 0.0
@@ -62,31 +84,34 @@ def gathered_top_k_hinge(
     k = min(top_k, int(negative.sum(dim=1).max()))
     if k == 0:
         return dist.sum() * 0.0
-    # keeping every negative (the warm-up of polyvse.train.negatives) needs no sort: the same terms
-    worst = violation if top_k >= violation.shape[1] else violation.topk(k, dim=1).values
+    worst = violation.topk(k, dim=1).values
     valid = torch.isfinite(worst)
     return worst.clamp(min=0.0)[valid].sum() / valid.sum().clamp(min=1)
+
+
+def dense_hinge_sums(
+    dist: Tensor, positive: Tensor, negative: Tensor, margin: float = 0.05, top_k: int = 10
+) -> tuple[Tensor, Tensor]:
+    """:func:`anchor_hinge_sums` on shapes fixed by the batch, with no host-device
+    synchronisation: every candidate is a slot, ``(A, C, k)`` terms, zero where ``(a, c)`` is no
+    positive pair or a is short of negatives."""
+    anchors, candidates = dist.shape
+    k = min(top_k, candidates)
+    if k == 0 or anchors == 0:
+        return dist.sum(dim=1) * 0.0, torch.zeros(anchors, dtype=torch.long, device=dist.device)
+    nearest = (-dist).masked_fill(~negative, float("-inf")).topk(k, dim=1).values  # (A, k): -d(a, c)
+    kept = positive.unsqueeze(2) & torch.isfinite(nearest).unsqueeze(1)  # (A, C, k)
+    terms = (margin + dist).unsqueeze(2) + nearest.unsqueeze(1)
+    terms = torch.where(kept, terms.clamp(min=0.0), 0.0)
+    return terms.sum(dim=(1, 2)), kept.sum(dim=(1, 2))
 
 
 def dense_top_k_hinge(
     dist: Tensor, positive: Tensor, negative: Tensor, margin: float = 0.05, top_k: int = 10
 ) -> Tensor:
-    """:func:`top_k_hinge` on shapes fixed by the batch, with no host-device synchronisation.
-
-    Within an anchor's row the violation ``m + d(a, p) − d(a, c)`` orders the negatives c by
-    ``−d(a, c)`` alone, whatever the positive p: every positive pair of anchor a keeps the same
-    ``top_k`` negatives, the ``top_k`` nearest ones. They are found once per anchor ``(A, k)``
-    and the kept terms form an ``(A, C, k)`` tensor, zero where ``(a, c)`` is no positive pair
-    or a is short of negatives. Same value as the gathered form up to the order of the sum.
-    """
-    k = min(top_k, dist.shape[1])
-    if k == 0 or dist.shape[0] == 0:
-        return dist.sum() * 0.0
-    nearest = (-dist).masked_fill(~negative, float("-inf")).topk(k, dim=1).values  # (A, k): -d(a, c)
-    kept = positive.unsqueeze(2) & torch.isfinite(nearest).unsqueeze(1)  # (A, C, k)
-    terms = (margin + dist).unsqueeze(2) + nearest.unsqueeze(1)
-    terms = torch.where(kept, terms.clamp(min=0.0), 0.0)
-    return terms.sum() / kept.sum().clamp(min=1)
+    """:func:`top_k_hinge` on shapes fixed by the batch (:func:`dense_hinge_sums`)."""
+    sums, counts = dense_hinge_sums(dist, positive, negative, margin, top_k)
+    return sums.sum() / counts.sum().clamp(min=1)
 
 
 def top_k_triplet(
@@ -127,16 +152,9 @@ def multimodal_triplet(
     λ1 = ``sentence_weight`` = 1.5 weights the sentence-anchored term.
     """
     pos = image_of_sentence.unsqueeze(0) == torch.arange(images.shape[0], device=images.device).unsqueeze(1)
-    if images.device.type == "cpu":
-        image_anchored = top_k_triplet(images, sentences, pos, margin, top_k)
-        sentence_anchored = top_k_triplet(sentences, images, pos.T, margin, top_k)
-    else:
-        # on an accelerator, one distance matrix for both directions: a normalisation is ~20
-        # small ops with its backward, which the device waits on the host to launch (the CPU
-        # keeps the order of its earlier runs' gradients)
-        dist = cosine_distance(images, sentences)
-        image_anchored = top_k_hinge(dist, pos, ~pos, margin, top_k)
-        sentence_anchored = top_k_hinge(dist.T, pos.T, ~pos.T, margin, top_k)
+    dist = cosine_distance(images, sentences)  # (B, S): one matrix for both directions
+    image_anchored = top_k_hinge(dist, pos, ~pos, margin, top_k)
+    sentence_anchored = top_k_hinge(dist.T, pos.T, ~pos.T, margin, top_k)
     return image_anchored + sentence_weight * sentence_anchored
 
 
@@ -176,17 +194,30 @@ def same_language_triplet(
         )
     if images.shape[0] < 2:
         return images.sum() * 0.0 + sentences.sum() * 0.0
-    everyone = torch.arange(images.shape[0], device=images.device)
-    per_language = []
-    for lang in torch.unique(lang_of_sentence).tolist():
-        rows = (lang_of_sentence == lang).nonzero(as_tuple=True)[0]
-        described = image_of_sentence[rows]  # (S_l,)
-        pos = described.unsqueeze(0) == everyone.unsqueeze(1)  # (B, S_l)
-        own = pos.any(dim=1)  # the images an l sentence describes: the image anchors of language l
-        image_anchored = top_k_triplet(images[own], sentences[rows], pos[own], margin, top_k)
-        sentence_anchored = top_k_triplet(sentences[rows], images, pos.T, margin, top_k)
-        per_language.append(image_anchored + sentence_weight * sentence_anchored)
-    return torch.stack(per_language).mean()
+    # every language at once, the distances computed once (a loop over the languages multiplies
+    # the small operations a step launches): one row of image anchors per (language, image), whose
+    # candidates are that language's sentences, and the sentence anchors grouped by language
+    n_images = images.shape[0]
+    langs, lang_row = torch.unique(lang_of_sentence, return_inverse=True)  # (L,), (S,)
+    n_langs = len(langs)
+    dist = cosine_distance(images, sentences)  # (B, S)
+    describes = image_of_sentence.unsqueeze(0) == torch.arange(n_images, device=images.device).unsqueeze(1)
+    in_lang = (lang_row.unsqueeze(0) == torch.arange(n_langs, device=images.device).unsqueeze(1)).unsqueeze(1)
+    image_sums, image_counts = anchor_hinge_sums(
+        dist.expand(n_langs, -1, -1).flatten(0, 1),
+        (describes & in_lang).flatten(0, 1),  # (L·B, S)
+        (~describes & in_lang).flatten(0, 1),
+        margin,
+        top_k,
+    )
+    image_anchored = image_sums.view(n_langs, n_images).sum(1) / image_counts.view(n_langs, n_images).sum(1).clamp(
+        min=1
+    )
+    sentence_sums, sentence_counts = anchor_hinge_sums(dist.T, describes.T, ~describes.T, margin, top_k)  # (S,)
+    by_lang = sentence_sums.new_zeros(n_langs).index_add(0, lang_row, sentence_sums)
+    counted = sentence_counts.new_zeros(n_langs).index_add(0, lang_row, sentence_counts)
+    sentence_anchored = by_lang / counted.clamp(min=1)
+    return (image_anchored + sentence_weight * sentence_anchored).mean()
 
 
 def neighbourhood_triplet(
