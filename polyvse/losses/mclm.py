@@ -105,22 +105,15 @@ def mclm_loss(
     if first.numel() == 0:
         return (full.sum() + masked.sum()) * 0.0
     normalize, norm = nn.functional.normalize, torch.linalg.vector_norm
-    if lang.device.type == "cpu":
-        pred_first, pred_second = head(masked[first], masked[second])
-        per_pair = norm(normalize(masked[first] + pred_first, dim=1) - normalize(full[first], dim=1), dim=1) + norm(
-            normalize(masked[second] + pred_second, dim=1) - normalize(full[second], dim=1), dim=1
-        )
-        return compact_pair_means(per_pair, lang[first], lang[second])
-    # on an accelerator, each gather and normalisation once (the device waits for the host to
-    # launch every small op), and the language pairs in fixed slots when their number is known:
-    # reading the batch's pairs back is three host-device synchronisations a call. The CPU keeps
-    # the forms above, whose gradients are summed in the order of its earlier runs.
+    # each gather and normalisation once (a small op costs the same launch whatever its size); on
+    # an accelerator the language pairs take fixed slots when their number is known: reading the
+    # batch's pairs back is three host-device synchronisations a call, a cheap read on the CPU
     masked_first, masked_second, full_unit = masked[first], masked[second], normalize(full, dim=1)
     pred_first, pred_second = head(masked_first, masked_second)
     per_pair = norm(normalize(masked_first + pred_first, dim=1) - full_unit[first], dim=1) + norm(
         normalize(masked_second + pred_second, dim=1) - full_unit[second], dim=1
     )
-    if n_langs is None:
+    if n_langs is None or lang.device.type == "cpu":
         return compact_pair_means(per_pair, lang[first], lang[second])
     return slotted_pair_means(per_pair, lang[first], lang[second], n_langs)
 

@@ -83,20 +83,13 @@ class SMALRObjective:
         tokens, lengths, langs = batch["tokens"], batch["lengths"], batch["lang"]
         ios = batch["image_of_sentence"]
         images = model.embed_images(batch["images"])
-        if images.device.type == "cpu" or not self.mclm:
-            universal, sentences = model.encode(tokens, lengths, langs)
+        # the masked pass reuses the word features: only the masked positions change (looking the
+        # words up again was a tenth of a SMALR step's ops, and on an accelerator a synchronisation)
+        words = model.universal_words(tokens, lengths, langs)
+        universal, sentences = model.encode_words(words, lengths)
 
-            def encode_masked(mask: Tensor) -> tuple[Tensor, Tensor]:
-                return model.encode(tokens, lengths, langs, mask=mask)
-        else:
-            # on an accelerator the masked pass reuses the word features (a tenth of a SMALR step's
-            # ops and a host-device synchronisation); the CPU looks them up again, summing the
-            # tables' gradients in the order of its earlier runs
-            words = model.universal_words(tokens, lengths, langs)
-            universal, sentences = model.encode_words(words, lengths)
-
-            def encode_masked(mask: Tensor) -> tuple[Tensor, Tensor]:
-                return model.encode_words(model.masked_words(words, mask), lengths)
+        def encode_masked(mask: Tensor) -> tuple[Tensor, Tensor]:
+            return model.encode_words(model.masked_words(words, mask), lengths)
 
         terms = {
             "multimodal": multimodal_triplet(images, sentences, ios, self.margin, self.top_k, self.sentence_weight)
