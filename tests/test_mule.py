@@ -109,6 +109,18 @@ def test_universal_sentence_is_the_mean_of_language_specific_word_features():
     assert not torch.allclose(m.encode_universal(tokens, lengths, torch.tensor([0])), u)
 
 
+def test_word_features_are_each_position_through_its_languages_fc():
+    m = tiny_mule()
+    tokens = torch.tensor([[7, 8, 7], [8, 2, 0], [7, 3, 3]])
+    langs = torch.tensor([1, 0, 1])  # one word in both languages, languages out of order
+    got = m.word_features(tokens, langs)
+    for s, lang in enumerate(langs.tolist()):
+        fc = m.language_fc[lang]
+        torch.testing.assert_close(got[s], m.word_embeddings(tokens[s]) @ fc.weight.T + fc.bias)
+    got.sum().backward()  # every language's FC gets the gradient of its own words
+    assert all(float(fc.weight.grad.abs().sum()) > 0 for fc in m.language_fc[:2])
+
+
 def test_padding_does_not_change_mean_pooling_or_sentence():
     m = tiny_mule().eval()
     short = m.encode(torch.tensor([[2, 3, 4]]), torch.tensor([3]), torch.tensor([0]))

@@ -100,18 +100,16 @@ class MULE(UniversalEmbeddingModel):
         position (a batch of padded sentences repeats few words many times)."""
         vocab_size = self.config.vocab_size
         key = langs.unsqueeze(1) * vocab_size + tokens  # (S, T)
-        pairs, where = torch.unique(key, return_inverse=True)
+        pairs, where = torch.unique(key, return_inverse=True)  # sorted: each language's pairs in one run
         pair_lang, pair_word = pairs // vocab_size, pairs % vocab_size
         embedded = self.word_embeddings(pair_word)
-        out = None
-        for lang in torch.unique(pair_lang).tolist():
-            rows = (pair_lang == lang).nonzero(as_tuple=True)[0]
-            y = self.language_fc[lang](embedded[rows])  # bfloat16 under autocast
-            if out is None:
-                out = y.new_zeros(len(pairs), self.config.universal_dim)
-            out[rows] = y
-        if out is None:  # no word at all
-            out = embedded.new_zeros(len(pairs), self.config.universal_dim)
+        present, counts = torch.unique_consecutive(pair_lang, return_counts=True)
+        # each language's FC on its slice: no per-language mask, gather and scatter back
+        done = [
+            self.language_fc[lang](rows)  # bfloat16 under autocast
+            for lang, rows in zip(present.tolist(), embedded.split(counts.tolist()))
+        ]
+        out = torch.cat(done) if done else embedded.new_zeros(0, self.config.universal_dim)
         return out[where]
 
     def universal_parameters(self) -> list[nn.Parameter]:
