@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__init__", "errors"),
-    ("runlock",),
+    ("runlock", "limits"),
     ("io", "stopping", "optim"),
     ("logs", "vector_index"),
     ("config", "config_migration", "schema_doc", "run_plan"),

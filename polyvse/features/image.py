@@ -67,9 +67,10 @@ def load_image(path: str | Path) -> Image.Image:
     if not path.is_file():
         raise InputError(path, "image file not found")
     try:
-        with Image.open(path) as img:
+        with Image.open(path) as img:  # leaving it closes the file, not the decoded pixels
             img.load()
-            return img.convert("RGB")
+            # convert() of an RGB image is a copy: twice the memory of a large image, for the same pixels
+            return img if img.mode == "RGB" else img.convert("RGB")
     except (OSError, ValueError, Image.DecompressionBombError) as err:
         raise InputError(path, f"cannot read image: {err}") from err
 

@@ -102,18 +102,29 @@ def resample(signal: np.ndarray, orig_sr: int, target_sr: int) -> np.ndarray:
     return soxr.resample(np.asarray(signal, dtype=np.float32), orig_sr, target_sr, quality="HQ")
 
 
-def read_wav(path: str | Path, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
-    """Validated mono float32 signal ``(n,)`` in [-1, 1] at ``sample_rate`` (channels averaged)."""
+def read_wav(path: str | Path, sample_rate: int = SAMPLE_RATE, max_frames: int | None = None) -> np.ndarray:
+    """Validated mono float32 signal ``(n,)`` in [-1, 1] at ``sample_rate`` (channels averaged).
+
+    Read a block at a time, so that memory holds the mono signal, not every channel of it; ``max_frames``
+    stops the reading there whatever the header said."""
     import soundfile as sf
 
-    info = check_wav(path)
+    check_wav(path)
+    blocks = []
     try:
-        data, sr = sf.read(str(path), dtype="float32", always_2d=True)
+        with sf.SoundFile(str(path)) as f:
+            sr, left = int(f.samplerate), max_frames
+            while left is None or left > 0:
+                block = f.read(65536 if left is None else min(65536, left), dtype="float32", always_2d=True)
+                if not len(block):
+                    break
+                blocks.append(block.mean(axis=1) if block.shape[1] > 1 else block[:, 0])
+                left = None if left is None else left - len(block)
     except Exception as exc:
         raise InputError(path, f"unreadable WAV file: {exc}") from exc
-    if data.shape[0] == 0:
+    if not blocks:
         raise InputError(path, "WAV file holds no audio samples")
-    signal = data.mean(axis=1) if info.channels > 1 else data[:, 0]
+    signal = np.concatenate(blocks)
     if not np.isfinite(signal).all():
         raise InputError(path, "WAV file holds non-finite samples")
-    return np.ascontiguousarray(resample(signal, int(sr), sample_rate), dtype=np.float32)
+    return np.ascontiguousarray(resample(signal, sr, sample_rate), dtype=np.float32)
