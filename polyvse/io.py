@@ -239,3 +239,9 @@ def load_torch(path: str | Path, map_location: Any = "cpu") -> Any:
             f"not a checkpoint of plain data, refused by torch.load(weights_only=True) "
             f"({reason}); delete it and re-run the rule that writes it",
         ) from err
+    except (RuntimeError, EOFError, ValueError, OSError) as err:
+        if isinstance(err, OSError) and not Path(path).is_file():
+            raise  # a missing file is the caller's to name
+        # torch's zip reader says "failed finding central directory" for a truncated file, EOFError for an empty one
+        reason = str(err).strip().splitlines()[0].split(". ")[0] if str(err).strip() else type(err).__name__
+        raise InputError(path, f"a damaged checkpoint, truncated or not torch's ({reason})") from err

@@ -14,6 +14,11 @@ keyed by file name, size and modification time), so a second query is fast. Ever
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,7 +33,8 @@ from polyvse.data.tables import resolve_paths, select_captions, spoken_captions
 from polyvse.errors import InputError
 from polyvse.evaluate.embed import embed_images, embed_sentences
 from polyvse.io import atomic_path, load_torch
-from polyvse.models.trained import load_model
+from polyvse.limits import Limits
+from polyvse.models.trained import LOADERS, load_model
 from polyvse.text.encoded import encode_captions, padded_tokens
 from polyvse.text.vocab import Vocabulary
 
@@ -124,7 +130,8 @@ class Hit:
 
 
 def open_model(directory: str | Path) -> TrainedModel | SpokenModel:
-    """Load ``directory/model.pt`` (weights only) and locate its dataset directory."""
+    """Load ``directory/model.pt`` (weights only) and locate its dataset directory; a damaged or foreign
+    ``model.pt`` raises InputError naming it."""
     directory = Path(directory)
     path = directory / "model.pt"
     if not path.is_file():
@@ -133,27 +140,37 @@ def open_model(directory: str | Path) -> TrainedModel | SpokenModel:
             "not a trained model's directory (no model.pt; models are in results/{dataset}/models/{variant}/ "
             "and results/{dataset}/speech/{variant}/)",
         )
-    saved = load_torch(path)
-    if isinstance(saved, dict) and saved.get("family") in ("grounded_speech", "joint"):
-        return _spoken_model(directory, saved)
-    if not isinstance(saved, dict) or "family" not in saved or "vocab" not in saved:
-        raise InputError(path, "not a model of the train or speech_train rule (an MLMME model is not searchable here)")
-    model, vocab = load_model(saved)
-    if not isinstance(vocab, Vocabulary):
-        raise InputError(path, f"a {saved['family']} model reads characters, not words: not searchable here")
-    model.eval()
+    saved = load_torch(path)  # a truncated or foreign file raises InputError naming it
+    if not isinstance(saved, dict) or "family" not in saved:
+        raise InputError(path, "a broken model file: not a model of the train or speech_train rule (no family)")
+    if saved["family"] not in LOADERS:
+        raise InputError(path, f"a broken model file: unknown family {saved['family']!r} (known: {', '.join(LOADERS)})")
     dataset_dir = directory.parent.parent
     if not (dataset_dir / "images.parquet").is_file():
         raise InputError(directory, f"its dataset directory {dataset_dir} has no images.parquet")
-    return TrainedModel(
-        directory, model, vocab, int(saved["max_len"]), dataset_dir, int(saved["config"].get("image_dim", 0))
-    )
+    try:
+        if saved["family"] in ("grounded_speech", "joint"):
+            return _spoken_model(directory, saved, dataset_dir)
+        if "vocab" not in saved:
+            raise InputError(
+                path, "not a model of the train or speech_train rule (an MLMME model is not searchable here)"
+            )
+        model, vocab = load_model(saved)
+        if not isinstance(vocab, Vocabulary):
+            raise InputError(path, f"a {saved['family']} model reads characters, not words: not searchable here")
+        model.eval()
+        return TrainedModel(
+            directory, model, vocab, int(saved["max_len"]), dataset_dir, int(saved["config"].get("image_dim", 0))
+        )
+    except InputError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as err:
+        # a missing entry, an unknown family, weights of another shape: torch and the loaders say it many ways
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        raise InputError(path, f"a broken model file ({type(err).__name__}: {reason[:200]})") from None
 
 
-def _spoken_model(directory: Path, saved: dict) -> SpokenModel:
-    dataset_dir = directory.parent.parent
-    if not (dataset_dir / "images.parquet").is_file():
-        raise InputError(directory, f"its dataset directory {dataset_dir} has no images.parquet")
+def _spoken_model(directory: Path, saved: dict, dataset_dir: Path) -> SpokenModel:
     if saved["family"] == "joint":
         model, vocab = load_model(saved)
         return JointQueryModel(
@@ -194,20 +211,101 @@ def features_file(tm: TrainedModel | SpokenModel) -> tuple[Path, str]:
     return found[0], found[0].stem
 
 
+def notice(message: str) -> None:
+    """Say ``message`` on one line of stderr, once a process: a cache moved elsewhere, or rebuilt."""
+    if message not in _NOTICED:
+        _NOTICED.add(message)
+        print(f"polyvse: {message}", file=sys.stderr, flush=True)
+
+
+_NOTICED: set[str] = set()
+
+
+def user_cache_root() -> Path:
+    """Where a cache goes when its folder cannot take it: ``$XDG_CACHE_HOME/polyvse`` (``~/.cache/polyvse``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "polyvse"
+
+
+def _own_dirs(root: Path, parts: Sequence[str]) -> str | None:
+    """Make ``root/parts…`` as directories of their own (no symlink among them, which would take the cache
+    elsewhere) that this process can write; None when done, else why not."""
+    path = root
+    for part in parts:
+        path = path / part
+        if path.is_symlink():
+            return f"{path} is a symlink, not followed"
+        try:
+            path.mkdir(exist_ok=True)
+        except OSError as err:
+            return f"{path} cannot be made ({err.strerror or type(err).__name__})"
+        if not path.is_dir():
+            return f"{path} is not a directory"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f"{path} cannot be written"
+    return None
+
+
+def cache_dir(directory: str | Path, *parts: str) -> Path:
+    """``directory/parts…`` (``.polyvse``, ``query``), made, where the directory can take a cache; else, said
+    in one line, the same under :func:`user_cache_root`, in a folder named after ``directory``'s real path.
+    Raises InputError when neither can."""
+    directory = Path(directory)
+    reason = _own_dirs(directory, parts)
+    if reason is None:
+        return directory.joinpath(*parts)
+    real = directory.resolve()
+    name = f"{real.name or 'root'}-{hashlib.sha256(os.fsencode(real)).hexdigest()[:16]}"
+    root = user_cache_root()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(directory, f"cannot hold its cache ({reason}), nor can {root} ({err.strerror})") from None
+    elsewhere = _own_dirs(root, ["dirs", name, *parts])
+    if elsewhere is not None:
+        raise InputError(directory, f"cannot hold its cache ({reason}), nor can {root} ({elsewhere})")
+    moved = root.joinpath("dirs", name, *parts)
+    notice(f"{reason}: the cache of {directory} is in {moved}")
+    return moved
+
+
+def _read_cache(path: Path, names: Sequence[str]) -> dict[str, np.ndarray] | None:
+    """The arrays ``names`` of the ``.npz`` cache ``path``, or None when it is absent; one that cannot be
+    read whole (truncated, a symlink, another layout) is said to be rebuilt and gives None."""
+    if not path.is_file() and not path.is_symlink():
+        return None
+    try:
+        if path.is_symlink():
+            raise OSError("a symlink, not followed")
+        with np.load(path, allow_pickle=False) as held:
+            return {n: held[n] for n in names}
+    except Exception as err:  # zipfile, numpy and the OS each raise their own for a damaged file
+        notice(f"{path}: a damaged cache ({type(err).__name__}: {str(err)[:80]}); rebuilt")
+        return None
+
+
+@torch.no_grad()
+def embedding_dim(tm: TrainedModel | SpokenModel) -> int:
+    """The width of ``tm``'s image embeddings (what a cache or an index of them must hold)."""
+    return int(embed_image_features(tm, torch.zeros(1, tm.image_dim)).shape[1])
+
+
 @torch.no_grad()
 def test_images(tm: TrainedModel | SpokenModel, cache_beside_model: bool = True) -> Index:
     """The test split's images, embedded once and cached in ``query/test_images.npz`` beside the model
-    (ids, paths as ``images.parquet`` gives them and embeddings: a later query reads nothing else);
-    without ``cache_beside_model`` (a workflow job, which writes only its declared outputs) neither
-    read nor written."""
-    cache = tm.directory / "query" / "test_images.npz"
-    if cache_beside_model and cache.is_file() and cache.stat().st_mtime >= (tm.directory / "model.pt").stat().st_mtime:
-        held = np.load(cache, allow_pickle=False)
+    (ids, paths as ``images.parquet`` gives them and embeddings: a later query reads nothing else; where the
+    model's directory cannot take it, :func:`cache_dir`); without ``cache_beside_model`` (a workflow job,
+    which writes only its declared outputs) neither read nor written. A damaged cache is rebuilt."""
+    cache = cache_dir(tm.directory, "query") / "test_images.npz" if cache_beside_model else None
+    if cache is not None and cache.is_file() and cache.stat().st_mtime >= (tm.directory / "model.pt").stat().st_mtime:
         # A cache without "dataset_paths" held paths as one working directory saw them: made again.
-        if "dataset_paths" in held.files:
-            ids = [str(i) for i in held["ids"]]
-            paths = resolve_paths(held["dataset_paths"], tm.dataset_dir)
-            return Index(ids=ids, embeddings=torch.from_numpy(held["embeddings"]), paths=paths, texts=[""] * len(ids))
+        held = _read_cache(cache, ["ids", "embeddings", "dataset_paths"])
+        if held is not None:
+            emb, n = held["embeddings"], len(held["ids"])
+            if emb.ndim == 2 and emb.shape == (n, embedding_dim(tm)) and len(held["dataset_paths"]) == n:
+                ids = [str(i) for i in held["ids"]]
+                paths = resolve_paths(held["dataset_paths"], tm.dataset_dir)
+                return Index(ids=ids, embeddings=torch.from_numpy(emb), paths=paths, texts=[""] * n)
+            notice(f"{cache}: a damaged cache ({emb.shape} embeddings of {n} images); rebuilt")
     features, _ = features_file(tm)
     images = pd.read_parquet(tm.dataset_dir / "images.parquet")
     test = images[images["split"] == "test"].reset_index(drop=True)
@@ -221,7 +319,7 @@ def test_images(tm: TrainedModel | SpokenModel, cache_beside_model: bool = True)
     emb = embed_image_features(tm, feats)
     ids = list(test["image_id"])
     dataset_paths = [str(p) for p in test["path"]]
-    if cache_beside_model:
+    if cache is not None:
         with atomic_path(cache) as tmp:
             np.savez(tmp, embeddings=emb.numpy(), ids=np.asarray(ids), dataset_paths=np.asarray(dataset_paths))
     return Index(ids=ids, embeddings=emb, paths=resolve_paths(dataset_paths, tm.dataset_dir), texts=[""] * len(ids))
@@ -237,29 +335,52 @@ def image_files(folder: str | Path) -> list[Path]:
     return files
 
 
+def check_image_file(path: Path, limits: Limits = Limits()) -> None:
+    """Raise InputError unless ``path`` is an image within ``limits``: its size from the header, before
+    a pixel is decoded, then its structure (PIL's ``verify``)."""
+    from PIL import Image
+
+    # limits.image_pixels is the guard; PIL's warning at its own 89 MP would be a second line
+    warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+    try:
+        with Image.open(path) as img:
+            limits.check_image(path, *img.size)
+            img.verify()
+    except InputError:
+        raise
+    except Image.DecompressionBombError:
+        raise limits.exceeded(path, f"more than {2 * Image.MAX_IMAGE_PIXELS} pixels", "image_pixels") from None
+    except Exception as err:  # PIL raises many kinds for a file that is not an image
+        raise InputError(path, f"not a readable image ({type(err).__name__})") from None
+
+
 def image_features(
-    paths: list[Path], backbone: str, cache_dir: Path | None = None, network: "ImageBackbone | None" = None
+    paths: list[Path],
+    backbone: str,
+    cache_dir: Path | None = None,
+    network: "ImageBackbone | None" = None,
+    limits: Limits = Limits(),
+    dim: int | None = None,
 ) -> np.ndarray:
-    """Backbone features ``(N, F)`` of image files, from ``cache_dir/{backbone}.npz`` where it has them;
-    ``network``: the backbone already loaded (a server's), else it is loaded by name."""
+    """Backbone features ``(N, F)`` of image files, from ``cache_dir/{backbone}.npz`` where it has them
+    (a cache that is damaged, or not of ``dim``-D features, is rebuilt); ``network``: the backbone already
+    loaded (a server's), else it is loaded by name. Each image is checked first (:func:`check_image_file`)."""
     from polyvse.features.image import extract_features, load_backbone
 
     keys = [file_key(p) for p in paths]
     cached: dict[str, np.ndarray] = {}
     cache = cache_dir / f"{backbone}.npz" if cache_dir is not None else None
-    if cache is not None and cache.is_file():
-        held = np.load(cache, allow_pickle=False)
-        cached = dict(zip((str(k) for k in held["keys"]), held["features"]))
+    held = _read_cache(cache, ["keys", "features"]) if cache is not None else None
+    if held is not None:
+        feats = held["features"]
+        if feats.ndim == 2 and len(feats) == len(held["keys"]) and (dim is None or feats.shape[1] == dim):
+            cached = dict(zip((str(k) for k in held["keys"]), feats))
+        else:
+            notice(f"{cache}: a damaged cache ({feats.shape} features of {len(held['keys'])} files); rebuilt")
     todo = [p for p, k in zip(paths, keys) if k not in cached]
     if todo:
         for p in todo:
-            try:
-                from PIL import Image
-
-                with Image.open(p) as img:
-                    img.verify()
-            except Exception as err:  # PIL raises many kinds for a file that is not an image
-                raise InputError(p, f"not a readable image ({type(err).__name__})") from None
+            check_image_file(p, limits)
         fresh = extract_features([str(p) for p in todo], network or load_backbone(backbone), progress=len(todo) >= 100)
         cached.update(zip((k for p, k in zip(paths, keys) if k not in cached), fresh))
         if cache is not None:
@@ -281,10 +402,26 @@ def file_key(path: Path) -> str:
 
 def model_key(tm: TrainedModel | SpokenModel) -> str:
     """A folder's index belongs to one trained model: its dataset, variant and the hash of its model.pt."""
-    import hashlib
-
     digest = hashlib.sha256((tm.directory / "model.pt").read_bytes()).hexdigest()[:16]
     return f"{tm.dataset_dir.name}-{tm.directory.name}-{digest}"
+
+
+def _read_keys(directory: Path) -> list[str] | None:
+    """The file keys of an index's rows (``keys.jsonl``: one JSON string a line, so that any file name, one
+    with a newline or bytes that are not UTF-8 too, is one line), or None where they cannot be read."""
+    path = directory / "keys.jsonl"
+    if not path.exists() and (directory / "keys.txt").is_file():  # an earlier polyvse's: one plain name a line
+        return (directory / "keys.txt").read_text(encoding="utf-8").splitlines()
+    try:
+        if path.is_symlink():
+            raise OSError("a symlink, not followed")
+        keys = [json.loads(line) for line in path.read_text(encoding="ascii").splitlines()]
+        if not all(isinstance(k, str) for k in keys):
+            raise ValueError("a line that is not a file key")
+        return keys
+    except (OSError, ValueError) as err:
+        notice(f"{path}: damaged ({type(err).__name__}: {str(err)[:80]}); the index is rebuilt")
+        return None
 
 
 @torch.no_grad()
@@ -294,11 +431,13 @@ def index_folder(
     settings: "IndexSettings | None" = None,
     batch: int = 4096,
     progress: bool = True,
+    limits: Limits = Limits(),
 ) -> tuple["VectorIndex", list[str]]:
-    """The vector index of ``folder``'s images in ``tm``'s space (``folder/.polyvse/index/{model}/``) and the
-    file names of its rows. Images added since the last call are embedded and added to it; an image removed
-    or changed since (another size or modification time) rebuilds it. Embeds ``batch`` images at a time
-    (backbone features are not cached here: the index keeps the embeddings)."""
+    """The vector index of ``folder``'s images in ``tm``'s space (``folder/.polyvse/index/{model}/``, or where
+    :func:`cache_dir` puts it) and the file names of its rows. Images added since the last call are embedded
+    and added to it; an image removed or changed since (another size or modification time) rebuilds it, and
+    so does an index that fails its checks (said in one line). Embeds ``batch`` images at a time (backbone
+    features are not cached here: the index keeps the embeddings)."""
     from tqdm import tqdm
 
     from polyvse.io import write_text
@@ -307,15 +446,18 @@ def index_folder(
     folder = Path(folder)
     files = image_files(folder)
     keys = [file_key(p) for p in files]
-    directory = folder / ".polyvse" / "index" / model_key(tm)
-    known_path = directory / "keys.txt"
+    directory = cache_dir(folder, ".polyvse", "index", model_key(tm))
+    keys_path = directory / "keys.jsonl"
     index, known = None, []
-    if known_path.is_file() and (directory / "meta.json").is_file():
+    if any((directory / name).exists() for name in ("meta.json", "keys.jsonl", "keys.txt")):
         try:
             index = VectorIndex.open(directory)
-            known = known_path.read_text(encoding="utf-8").splitlines()
-        except InputError:  # an index of another format, or its files out of step: this function rebuilds it
-            index, known = None, []
+            if index.dim != embedding_dim(tm):
+                raise InputError(directory, f"an index of {index.dim}-D vectors, the model's are {embedding_dim(tm)}-D")
+        except InputError as err:  # damaged, of another format, or its files out of step
+            notice(f"{err}; the index is rebuilt")
+            index = None
+        known = (_read_keys(directory) or []) if index is not None else []
         if index is not None and (len(known) != len(index) or not set(known) <= set(keys)):
             index, known = None, []  # an image removed or changed, or a kill between the two writes: rebuild
     seen = set(known)
@@ -323,16 +465,17 @@ def index_folder(
     _, backbone = features_file(tm)
     for start in tqdm(range(0, len(todo), batch), desc=f"indexing {folder}", unit="batch", disable=not progress):
         part = todo[start : start + batch]
-        feats = image_features([p for p, _ in part], backbone)
+        feats = image_features([p for p, _ in part], backbone, limits=limits)
         emb = embed_image_features(tm, torch.from_numpy(feats)).numpy()
         if index is None:
             index = VectorIndex.build(emb, directory, settings or IndexSettings())
         else:
             index.add(emb)
         known += [k for _, k in part]
-        write_text("".join(f"{k}\n" for k in known), known_path)
+        write_text("".join(json.dumps(k) + "\n" for k in known), keys_path)
     if index is None:
         raise InputError(folder, "nothing to index")
+    (directory / "keys.txt").unlink(missing_ok=True)  # an earlier polyvse's keys, one a line
     return index, [k.rsplit(":", 2)[0] for k in known]
 
 
@@ -366,21 +509,21 @@ class ImageCollection:
         return torch.from_numpy(self.indexed.vectors(np.array([row]))[0])
 
 
-def folder_collection(tm: TrainedModel | SpokenModel, folder: str | Path) -> ImageCollection:
+def folder_collection(tm: TrainedModel | SpokenModel, folder: str | Path, limits: Limits = Limits()) -> ImageCollection:
     """``folder``'s images in ``tm``'s space: scored exactly below :data:`INDEX_THRESHOLD` images, else through
     the folder's vector index (built or updated first)."""
     if len(image_files(folder)) < INDEX_THRESHOLD:
-        return ImageCollection.of(folder_images(tm, folder))
-    indexed, names = index_folder(tm, folder)
+        return ImageCollection.of(folder_images(tm, folder, limits))
+    indexed, names = index_folder(tm, folder, limits=limits)
     return ImageCollection(names=names, paths=[str(Path(folder) / n) for n in names], indexed=indexed)
 
 
 def search_folder(
-    tm: TrainedModel | SpokenModel, folder: str | Path, query: torch.Tensor, k: int
+    tm: TrainedModel | SpokenModel, folder: str | Path, query: torch.Tensor, k: int, limits: Limits = Limits()
 ) -> tuple[list[Hit], int]:
     """The ``k`` best images of ``folder`` for ``query`` ``(J,)`` and how many were searched
     (:func:`folder_collection`)."""
-    images = folder_collection(tm, folder)
+    images = folder_collection(tm, folder, limits)
     hits = [
         Hit(rank=i + 1, id=images.names[r], score=s, path=images.paths[r])
         for i, (r, s) in enumerate(images.search(query, k))
@@ -389,19 +532,26 @@ def search_folder(
 
 
 @torch.no_grad()
-def folder_images(tm: TrainedModel | SpokenModel, folder: str | Path) -> Index:
-    """The images of ``folder``, features cached in ``folder/.polyvse/``."""
+def folder_images(tm: TrainedModel | SpokenModel, folder: str | Path, limits: Limits = Limits()) -> Index:
+    """The images of ``folder``, features cached in ``folder/.polyvse/`` (or where :func:`cache_dir` puts them)."""
     files = image_files(folder)
     _, backbone = features_file(tm)
-    feats = image_features(files, backbone, Path(folder) / ".polyvse")
+    feats = image_features(files, backbone, cache_dir(folder, ".polyvse"), limits=limits, dim=tm.image_dim)
     emb = embed_image_features(tm, torch.from_numpy(feats))
     return Index(ids=[p.name for p in files], embeddings=emb, paths=[str(p) for p in files], texts=[""] * len(files))
+
+
+def _dataset_file(tm: TrainedModel | SpokenModel, name: str) -> Path:
+    path = tm.dataset_dir / name
+    if not path.is_file():
+        raise InputError(path, "missing: an image query searches the dataset's test captions")
+    return path
 
 
 @torch.no_grad()
 def test_captions(tm: TrainedModel) -> Index:
     """The human test captions in the model's languages (the candidates of an image query)."""
-    captions = pd.read_parquet(tm.dataset_dir / "captions.parquet")
+    captions = pd.read_parquet(_dataset_file(tm, "captions.parquet"))
     test = select_captions(captions, "test", tm.langs)
     index = {img: 0 for img in test["image_id"]}  # image rows are not used to embed sentences
     emb = embed_sentences(tm.model, encode_captions(test, tm.vocab, index, tm.max_len)).cpu()
@@ -441,7 +591,7 @@ def test_utterances(sm: SpokenModel) -> Index:
 @torch.no_grad()
 def test_written_captions(jm: JointQueryModel) -> Index:
     """A joint model's written test captions (the caption each image's utterances say) in its written languages."""
-    captions = pd.read_parquet(jm.dataset_dir / "captions.parquet")
+    captions = pd.read_parquet(_dataset_file(jm, "captions.parquet"))
     test = spoken_captions(captions, "test", jm.text_langs, jm.cap_idx)
     vectors = []
     for lang in jm.text_langs:
@@ -480,15 +630,18 @@ def embed_joint_text(jm: JointQueryModel, text: str, lang: str) -> torch.Tensor:
 
 
 @torch.no_grad()
-def embed_audio(sm: SpokenModel, path: str | Path, lang: str) -> torch.Tensor:
+def embed_audio(sm: SpokenModel, path: str | Path, lang: str, limits: Limits = Limits()) -> torch.Tensor:
     """One spoken query → ``(J,)``: its log-Mel features (thesis §2.4.2.1) cut to the training's cap for
-    ``lang``, through that language's audio encoder."""
-    from polyvse.speech.audio import read_wav
+    ``lang``, through that language's audio encoder. Its rate, channels and length are checked against
+    ``limits`` from the header, before a sample is decoded or resampled."""
+    from polyvse.speech.audio import check_wav, read_wav
     from polyvse.speech.logmel import logmel
 
     if lang not in sm.langs:
         raise InputError("--lang", f"the model knows {', '.join(sm.langs)}, not {lang!r}")
-    signal = read_wav(path)  # a missing, empty, truncated or unreadable file raises with its path
+    info = check_wav(path)  # a missing, empty, truncated or unreadable file raises with its path
+    limits.check_wav(path, info.sample_rate, info.channels, info.frames)
+    signal = read_wav(path, max_frames=info.frames)
     if float(np.abs(signal).max()) < SILENCE:
         raise InputError(path, "silent: no sample above -80 dBFS, nothing to search with")
     frames = logmel(signal)
@@ -515,13 +668,13 @@ def embed_text(tm: TrainedModel, text: str, lang: str) -> torch.Tensor:
 
 
 @torch.no_grad()
-def embed_image_file(tm: TrainedModel | SpokenModel, path: str | Path) -> torch.Tensor:
+def embed_image_file(tm: TrainedModel | SpokenModel, path: str | Path, limits: Limits = Limits()) -> torch.Tensor:
     """One image file → ``(J,)``, its features extracted with the run's backbone."""
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "no such image file")
     _, backbone = features_file(tm)
-    feats = image_features([path], backbone)
+    feats = image_features([path], backbone, limits=limits)
     return embed_image_features(tm, torch.from_numpy(feats))[0]
 
 

@@ -117,22 +117,45 @@ class VectorIndex:
 
     @classmethod
     def open(cls, directory: str | Path) -> VectorIndex:
-        """The index written in ``directory``; raises InputError naming what is missing or of another format."""
+        """The index written in ``directory``; raises InputError naming what is missing, damaged (truncated,
+        of another shape, a symlink) or of another format."""
         import faiss
 
         directory = Path(directory)
         meta_path = directory / "meta.json"
         if not meta_path.is_file():
             raise InputError(directory, "no vector index here (no meta.json): build one with `polyvse index`")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT:
-            raise InputError(meta_path, f"an index of format {meta.get('format')!r}, not {FORMAT}: build it again")
-        chunks = [np.load(directory / name, mmap_mode="r") for name in meta["chunks"]]
-        ivf = faiss.read_index(str(directory / meta["ivf"]))
+        try:
+            meta = json.loads(_own_file(meta_path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise InputError(meta_path, f"a damaged index file ({type(err).__name__}: {err})") from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            found = meta.get("format") if isinstance(meta, dict) else None
+            raise InputError(meta_path, f"an index of format {found!r}, not {FORMAT}: build it again")
+        try:
+            dim, chunk_names, ivf_name = int(meta["dim"]), [str(c) for c in meta["chunks"]], str(meta["ivf"])
+            IndexSettings(**meta["settings"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise InputError(meta_path, f"a damaged index file ({type(err).__name__}: {err})") from None
+        chunks = []
+        for name in chunk_names:
+            path = _own_file(directory / name)
+            try:
+                chunk = np.load(path, mmap_mode="r")
+            except (OSError, ValueError, EOFError) as err:
+                raise InputError(path, f"a damaged index file ({type(err).__name__}: {err})") from None
+            if chunk.ndim != 2 or chunk.shape[1] != dim or chunk.dtype != np.float32:
+                raise InputError(path, f"a damaged index file ({chunk.dtype} {chunk.shape}, not float32 (N, {dim}))")
+            chunks.append(chunk)
+        try:
+            ivf = faiss.read_index(str(_own_file(directory / ivf_name)))
+        except (OSError, RuntimeError) as err:  # faiss says RuntimeError for a truncated or foreign file
+            first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            raise InputError(directory / ivf_name, f"a damaged index file ({first[:120]})") from None
         index = cls(directory, meta, ivf, chunks)
         if ivf.ntotal != len(index) or ivf.d != index.dim:
             raise InputError(
-                directory, f"{meta['ivf']} holds {ivf.ntotal} vectors, the chunks {len(index)}: build it again"
+                directory, f"{ivf_name} holds {ivf.ntotal} {ivf.d}-D vectors, the chunks {len(index)}: build it again"
             )
         return index
 
@@ -189,6 +212,13 @@ class VectorIndex:
         for old in self.directory.glob("ivf_*.faiss"):
             if old.name != ivf_name:
                 old.unlink()
+
+
+def _own_file(path: Path) -> Path:
+    """``path``, unless it is a symlink (an index reads only files of its own directory)."""
+    if path.is_symlink():
+        raise InputError(path, "a symlink in the index, not followed")
+    return path
 
 
 def _float32(vectors: np.ndarray) -> np.ndarray:
