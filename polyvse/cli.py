@@ -7,11 +7,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from polyvse.errors import InputError
+from polyvse.limits import Limits, parse_limits, shown
+
+
+def _limit_option(command: argparse.ArgumentParser) -> None:
+    defaults = ", ".join(f"{name}={shown(value)}" for name, value in vars(Limits()).items())
+    command.add_argument(
+        "--limit",
+        action="append",
+        metavar="NAME=VALUE",
+        help=f"raise or lower one of the limits on an input, checked before the work (again for another; {defaults})",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("-k", type=int, default=5, help="how many results (default 5)")
     q.add_argument("--json", action="store_true", help="print the results as JSON")
     q.add_argument("--sheet", type=Path, help="draw the query and its results into this PNG")
+    _limit_option(q)
     ix = sub.add_parser(
         "index",
         help="embed a folder of images once and build (or update) its vector index for a model",
@@ -49,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     ix.add_argument("folder", type=Path, help="the folder of images")
     ix.add_argument("--model", type=Path, required=True, help="the model's directory, as for polyvse query")
+    _limit_option(ix)
     sv = sub.add_parser(
         "serve",
         help="a search page for a trained model, in a browser: by text, voice or image",
@@ -60,6 +74,15 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--images", type=Path, help="search this folder of images instead of the test split")
     sv.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine)")
     sv.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
+    sv.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests for this Host name (again for another; '*': any). By default only the names "
+        "of --host are answered, so that no web page elsewhere reaches the server through DNS rebinding",
+    )
+    _limit_option(sv)
     m = sub.add_parser(
         "migrate-config",
         help="rewrite a config of the earlier dialect (speech.variants, extra_reports, ...) into the present one",
@@ -97,6 +120,11 @@ def query(args: argparse.Namespace) -> int:
 
     if args.k < 1:
         raise InputError("-k", f"expected a positive number of results, got {args.k}")
+    for flag in ("text", "lang"):
+        _utf8(f"--{flag}", getattr(args, flag))
+    if args.sheet is not None and args.sheet.is_dir():
+        raise InputError("--sheet", f"{args.sheet} is a directory, not a PNG file to write")
+    limits = parse_limits(args.limit)
     tm = q.open_model(args.model)
     joint = isinstance(tm, q.JointQueryModel)
     spoken = isinstance(tm, q.SpokenModel) and not joint
@@ -110,20 +138,20 @@ def query(args: argparse.Namespace) -> int:
         if args.audio is not None and joint and not tm.langs:
             raise InputError("--audio", "this joint model was trained on written captions only: give --text")
         if args.audio is not None:
-            vector = q.embed_audio(tm, args.audio, args.lang)
+            vector = q.embed_audio(tm, args.audio, args.lang, limits)
             shown = f"spoken {args.audio} ({args.lang})"
         else:
             vector = q.embed_joint_text(tm, args.text, args.lang) if joint else q.embed_text(tm, args.text, args.lang)
             shown = f'"{args.text}" ({args.lang})'
         if args.images:
-            hits, searched = q.search_folder(tm, args.images, vector, args.k)
+            hits, searched = q.search_folder(tm, args.images, vector, args.k, limits)
         else:
             index = q.test_images(tm)
             hits, searched = q.top_k(vector, index, args.k), len(index.ids)
     else:
-        vector = q.embed_image_file(tm, args.image)
+        vector = q.embed_image_file(tm, args.image, limits)
         if args.images:
-            hits, searched = q.search_folder(tm, args.images, vector, args.k)
+            hits, searched = q.search_folder(tm, args.images, vector, args.k, limits)
         else:
             index = q.test_captions_of(tm) if joint else q.test_utterances(tm) if spoken else q.test_captions(tm)
             hits, searched = q.top_k(vector, index, args.k), len(index.ids)
@@ -143,7 +171,10 @@ def query(args: argparse.Namespace) -> int:
     if args.sheet:
         from polyvse.report.sheet import query_sheet
 
-        query_sheet(args.sheet, args.text if args.audio is None else shown, args.image, hits)
+        try:
+            query_sheet(args.sheet, args.text if args.audio is None else shown, args.image, hits)
+        except OSError as err:
+            raise InputError("--sheet", f"cannot write {args.sheet} ({err.strerror or err})") from None
         print(f"sheet: {args.sheet}", file=sys.stderr)
     return 0
 
@@ -151,7 +182,8 @@ def query(args: argparse.Namespace) -> int:
 def index(args: argparse.Namespace) -> int:
     from polyvse import query as q
 
-    vectors, names = q.index_folder(q.open_model(args.model), args.folder)
+    limits = parse_limits(args.limit)
+    vectors, names = q.index_folder(q.open_model(args.model), args.folder, limits=limits)
     print(f"{args.folder}: {len(names)} images indexed in {vectors.directory}")
     return 0
 
@@ -161,12 +193,27 @@ def serve(args: argparse.Namespace) -> int:
 
     if not 0 < args.port < 65536:
         raise InputError("--port", f"expected a port from 1 to 65535, got {args.port}")
-    run_server(args.model, args.images, args.host, args.port)
+    limits = parse_limits(args.limit)
+    run_server(args.model, args.images, args.host, args.port, limits, args.allow_host)
     return 0
+
+
+def _utf8(flag: str, value: str | None) -> None:
+    """A command-line value whose bytes are not UTF-8 reaches Python as lone surrogates: refused by name."""
+    if value is not None:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise InputError(
+                flag, f"not UTF-8 text (bytes {os.fsencode(err.object[err.start : err.end])!r} at {err.start})"
+            ) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    # a result's file name that is not UTF-8 is printed escaped, not a UnicodeEncodeError
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
     commands = {"query": query, "index": index, "serve": serve, "migrate-config": migrate_config}
     try:
         return commands[args.command](args)

@@ -119,3 +119,64 @@ def default_run_test_scenes(model: Path) -> dict:
     synthetic = config["datasets"]["m30k"]["synthetic"]
     images = pd.read_parquet(REPO / "results" / "m30k" / "images.parquet")
     return scene_plans(images.loc[images["split"] == "test", "image_id"], synthetic["seed"], synthetic["lexicon"])
+
+
+# --- a searchable model in a second: polyvse query, index and serve without a workflow run --------------------
+
+
+def write_tiny_search_model(root: Path) -> Path:
+    """A joint model (written and spoken English, images of efficientnet_lite0's 1280-D features) with untrained
+    weights, in ``root/results/tiny/joint/joint/``, and its dataset: four 32 × 32 test images with their features.
+    What ``polyvse query``, ``index`` and ``serve`` read of a trained model, written in a second; returns the
+    model's directory."""
+    import numpy as np
+    import pandas as pd
+    import torch
+    from PIL import Image
+
+    from polyvse.io import save_torch
+    from polyvse.models.joint import build_joint_model
+    from polyvse.text.vocab import Vocabulary
+
+    dataset = root / "results" / "tiny"
+    (dataset / "images").mkdir(parents=True)
+    (dataset / "image_features").mkdir()
+    ids = [f"im{i}" for i in range(4)]
+    for i, image_id in enumerate(ids):
+        Image.new("RGB", (32, 32), ((60 * i) % 256, 128, 255 - 60 * i)).save(dataset / "images" / f"{image_id}.png")
+    pd.DataFrame({"image_id": ids, "split": "test", "path": [f"images/{i}.png" for i in ids]}).to_parquet(
+        dataset / "images.parquet", index=False
+    )
+    captions = [(i, "en", 0, f"a {c} {s}") for i, (c, s) in zip(ids, [("red", "circle"), ("blue", "square")] * 2)]
+    pd.DataFrame(captions, columns=["image_id", "lang", "cap_idx", "text"]).assign(
+        split="test", origin="human"
+    ).to_parquet(dataset / "captions.parquet", index=False)
+    rng = np.random.default_rng(0)
+    np.save(dataset / "image_features" / "efficientnet_lite0.npy", rng.normal(size=(4, 1280)).astype(np.float32))
+    (dataset / "image_features" / "efficientnet_lite0.ids.txt").write_text("".join(f"{i}\n" for i in ids))
+    vocab = Vocabulary(["en"], {"en": ["a", "red", "blue", "circle", "square"]})
+    torch.manual_seed(0)
+    encoder = {"widths": [8, 8, 8], "kernel": 3, "convs_per_stage": 2, "convs_per_residual": 2, "pooling": "avg"}
+    text = {"word_dim": 6, "universal_dim": 8, "gru_hidden": 8, "dropout": 0.0}
+    model = build_joint_model({**encoder, "text": text}, ["en"], ["en"], image_dim=1280, vocab_size=len(vocab))
+    directory = dataset / "joint" / "joint"
+    directory.mkdir(parents=True)
+    save_torch(
+        {
+            "family": "joint",
+            "config": model.config,
+            "state_dict": model.state_dict(),
+            "vocab": vocab.state_dict(),
+            "normalize": True,
+            "settings": {"text": {"max_len": 8}, "cap_idx": 0},
+            "max_frames": {"en": None},
+        },
+        directory / "model.pt",
+    )
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_search_model(tmp_path_factory) -> Path:
+    """:func:`write_tiny_search_model` once a session (read it, do not change it: copy it to break it)."""
+    return write_tiny_search_model(tmp_path_factory.mktemp("tiny_search"))
