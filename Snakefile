@@ -16,21 +16,29 @@ sys.path.insert(0, workflow.basedir)
 os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])))
 
 
-from polyvse.config_files import load_config_file, typed_overrides
+from polyvse.config_files import (
+    check_config_arguments,
+    config_arguments,
+    exit_with,
+    load_config_file,
+    typed_overrides,
+)
 from polyvse.errors import ConfigFileError
 
 # The default config is the embedded synthetic data. A --configfile replaces it
 # entirely (a paper config is complete); use --config key=value for small changes.
-# The config files are read again strictly before anything uses them: snakemake's
-# reader keeps the last of two equal keys silently. A config error is raised here, at
-# the top level, as one line naming file, line and key (rules/common.smk checks the
-# schema and the cross-references the same way).
+# The config files and the --config values are read again strictly before anything
+# uses them: snakemake's reader keeps the last of two equal keys silently. A config
+# error ends the run here in one line naming file, line and key (rules/common.smk
+# checks the schema and the cross-references the same way).
 CONFIG_SOURCES = [str(p) for p in workflow.overwrite_configfiles] or ["config/config.yaml"]
 try:
     for _source in CONFIG_SOURCES:
         load_config_file(_source)
+    if workflow.is_main_process:
+        check_config_arguments(config_arguments(sys.argv[1:]))
 except ConfigFileError as _err:
-    raise ConfigFileError(_err.where, _err.reason, _err.line) from None
+    exit_with(_err)
 
 if not workflow.overwrite_configfiles:
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import difflib
 import re
 import reprlib
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -24,8 +25,8 @@ _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-class StrictLoader(_Base):  # type: ignore[misc, valid-type]
-    """A safe YAML loader that rejects a key given twice in one mapping (merge keys
+class _RejectsDuplicates:
+    """A YAML constructor's mixin that rejects a key given twice in one mapping (merge keys
     ``<<`` aside: an explicit key may override a merged one)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
@@ -47,6 +48,61 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
                 )
             seen[key] = line
         return super().construct_mapping(node, deep=deep)
+
+
+class StrictLoader(_RejectsDuplicates, _Base):  # type: ignore[misc, valid-type]
+    """A safe YAML loader that rejects a key given twice in one mapping."""
+
+
+class _StrictBaseLoader(_RejectsDuplicates, yaml.BaseLoader):
+    """Snakemake's reader of a ``--config`` value (every scalar text), rejecting a key given twice."""
+
+
+def config_arguments(argv: Sequence[str]) -> list[str]:
+    """The ``KEY=VALUE`` entries of ``--config`` / ``-C`` in snakemake's command line ``argv``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--config", "-C", nargs="*", action="append", default=[])
+    try:
+        known, _ = parser.parse_known_args(list(argv))
+    except SystemExit:  # a command line snakemake itself refuses: it says why
+        return []
+    return [entry for group in known.config for entry in group]
+
+
+def check_config_arguments(entries: Sequence[str]) -> None:
+    """Raise :class:`ConfigFileError` (``--config``) where ``entries`` set one key twice, in two entries
+    (``seed=1 seed=2``) or inside one value (``training='{epochs: 3, epochs: 4}'``): snakemake keeps the
+    last without a word. Two mappings of one key merge, as snakemake merges them, unless they set one key."""
+    merged: dict = {}
+
+    def merge(into: dict, new: Mapping, path: str) -> None:
+        for key, value in new.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key in into and isinstance(into[key], dict) and isinstance(value, Mapping):
+                merge(into[key], value, where)
+            elif key in into:
+                raise ConfigFileError("--config", f"config key {where}: given twice; the first would be silently lost")
+            else:
+                into[key] = dict(value) if isinstance(value, Mapping) else value
+
+    for entry in entries:
+        key, _, raw = entry.partition("=")
+        try:
+            value = yaml.load(raw, Loader=_StrictBaseLoader)
+        except ConfigFileError as err:
+            raise ConfigFileError("--config", f"config key {key}: {err.reason}") from None
+        except yaml.YAMLError:
+            value = raw  # snakemake keeps such a value as text
+        merge(merged, {key: value}, "")
+
+
+def exit_with(err: ConfigFileError) -> NoReturn:
+    """End a snakemake run on a config error in one line (``file:line: config key K: reason``) and exit status 1;
+    an exception raised from the Snakefile would print three, with the frame that raised it."""
+    print(err, file=sys.stderr, flush=True)
+    raise SystemExit(1)
 
 
 def _name(mark: yaml.Mark) -> str:

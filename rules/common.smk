@@ -26,10 +26,9 @@ from polyvse.config import (
     report_variants,
     variant_settings,
 )
-from polyvse.config_files import located, read_schema
+from polyvse.config_files import exit_with, located, read_schema
 from polyvse.data.adapters import dataset_settings, raw_files
 from polyvse.data.synthetic.corpus import english_share_for
-from polyvse.errors import ConfigFileError
 from polyvse.needs import HOW_TO_TRANSLATE, mt_available
 from polyvse.report.any_to_any import model_evaluations
 from polyvse.plan import build_plan
@@ -50,14 +49,13 @@ from polyvse.train.translator_runs import needs_source_model, translator_block
 
 # The config: the schema (keys, types; it fills the defaults), then the cross-references
 # and the paths names become (polyvse.config). An error is one line naming file, line,
-# key and reason (polyvse.config_files), raised at this top level so that snakemake
-# prints it with one frame of traceback instead of the whole schema and config.
+# key and reason (polyvse.config_files), printed alone: not the whole schema and config
+# snakemake would print, nor the frame that raised it.
 _SCHEMA = read_schema(Path(workflow.basedir) / "config" / "schema.yaml")
 try:
     PLAN = build_plan(config, _SCHEMA)
 except ConfigError as _err:
-    _err = located(_err, CONFIG_SOURCES, workflow.config_settings.config)
-    raise ConfigFileError(_err.where, _err.reason, _err.line) from None
+    exit_with(located(_err, CONFIG_SOURCES, workflow.config_settings.config))
 
 # Without machine translation (the offline dictionary backend and no dictionaries, on real
 # data) the rows, figure points and Translator curve that need it were left out: said here,

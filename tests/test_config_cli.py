@@ -16,6 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 DEFAULT = (REPO / "config" / "config.yaml").read_text(encoding="utf-8")
 MAX_LINES = 5
+NOTES = ("Using workflow specific profile", "Config file ")
+"""Snakemake's own notes, printed before the Snakefile runs: every line but these is the config error's."""
 
 
 def files_under(root: Path) -> set[Path]:
@@ -23,10 +25,15 @@ def files_under(root: Path) -> set[Path]:
 
 
 def dry_run(
-    tmp_path: Path, config_text: str | None = None, default_text: str | None = None, extra: tuple[str, ...] = ()
+    tmp_path: Path,
+    config_text: str | None = None,
+    default_text: str | None = None,
+    extra: tuple[str, ...] = (),
+    one_line: bool = True,
 ) -> tuple[subprocess.CompletedProcess, list[str]]:
     """``snakemake -n`` in ``tmp_path/run`` with ``config_text`` as --configfile, or with
-    ``default_text`` as the default config/config.yaml of the working directory."""
+    ``default_text`` as the default config/config.yaml of the working directory; the error is one line
+    (``one_line``: the README's promise for every error the Snakefile finds)."""
     run = tmp_path / "run"
     run.mkdir()
     args = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-n", "--cores", "1", *extra]
@@ -48,6 +55,8 @@ def dry_run(
     lines = (out.stdout + out.stderr).strip().splitlines()
     assert out.returncode != 0, "\n".join(lines)
     assert len(lines) <= MAX_LINES, f"{len(lines)} lines in {seconds:.1f} s:\n" + "\n".join(lines[:20])
+    if one_line:
+        assert len([line for line in lines if not line.startswith(NOTES)]) == 1, "\n".join(lines)
     return out, lines
 
 
@@ -107,5 +116,26 @@ def test_a_yaml_syntax_error_in_the_default_config_names_file_and_line(tmp_path)
 def test_a_yaml_syntax_error_in_a_configfile_fails_short(tmp_path):
     # snakemake parses --configfile itself, before the Snakefile runs: its message is short
     # but names neither file nor line (snakemake.common.configfile._load_configfile)
-    _, lines = dry_run(tmp_path, config_text="seed: [0\nresults_dir: x\n")
+    _, lines = dry_run(tmp_path, config_text="seed: [0\nresults_dir: x\n", one_line=False)
     assert any("not valid JSON or YAML" in l for l in lines), lines
+
+
+@pytest.mark.parametrize(
+    "entries, key",
+    [(("seed=1", "seed=2"), "seed"), (("training={epochs: 3, epochs: 4}",), "training")],
+)
+def test_a_key_given_twice_in_config_values_is_an_error(tmp_path, entries, key):
+    """Snakemake keeps the last of two --config values of one key, or of one key inside a value, silently."""
+    _, lines = dry_run(tmp_path, config_text=DEFAULT, extra=("--config", *entries))
+    assert any(l.startswith(f"--config: config key {key}: ") and "silently lost" in l for l in lines), lines
+
+
+def test_config_entries_are_read_from_the_command_line_and_mappings_merge():
+    from polyvse.config_files import check_config_arguments, config_arguments
+    from polyvse.errors import ConfigFileError
+
+    argv = ["-n", "--configfile", "x.yaml", "--config", "a=1", "b={c: 2}", "--cores", "1", "-C", "b={d: 3}"]
+    assert config_arguments(argv) == ["a=1", "b={c: 2}", "b={d: 3}"]
+    check_config_arguments(config_arguments(argv))  # b's two mappings set other keys: merged, as snakemake does
+    with pytest.raises(ConfigFileError, match="config key b.c: given twice"):
+        check_config_arguments(["b={c: 2}", "b={c: 3}"])
