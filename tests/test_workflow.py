@@ -3,6 +3,7 @@ directory, as a user runs it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -130,6 +131,31 @@ def session_processes(session: int) -> dict[int, str]:
     return found
 
 
+def process_state(pid: int) -> str | None:
+    """The state letter of ``pid`` (``T``: stopped), None when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def sigterm_pending(pid: int) -> bool:
+    """Whether ``pid`` holds a SIGTERM not yet delivered (or is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return True
+    pending = [int(line.split()[1], 16) for line in status if line.startswith(("SigPnd:", "ShdPnd:"))]
+    return any(mask & (1 << (signal.SIGTERM - 1)) for mask in pending)
+
+
+def wait_for(condition, what: str, timeout: float = 60.0) -> None:
+    deadline = time.time() + timeout
+    while not condition():
+        assert time.time() < deadline, f"waited {timeout:.0f} s for {what}"
+        time.sleep(0.05)
+
+
 def training_processes(session: int) -> list[int]:
     """Processes of ``session`` running the train rule's script."""
     return [
@@ -159,8 +185,17 @@ def test_sigterm_stops_the_running_jobs_and_the_next_run_resumes(workdir):
             break
         assert proc.poll() is None, "the training finished or failed before it could be stopped"
         time.sleep(0.2)
-    assert training_processes(proc.pid), "no training process found"
+    trainers = training_processes(proc.pid)
+    assert trainers, "no training process found"
+    # the training is frozen until the stop has reached it, so that it cannot finish first however fast
+    for pid in trainers:
+        os.kill(pid, signal.SIGSTOP)
+        wait_for(lambda pid=pid: process_state(pid) in ("T", None), f"training {pid} to stop")
     os.kill(proc.pid, signal.SIGTERM)  # to snakemake alone, as `kill <pid>` or a scheduler's stop sends it
+    for pid in trainers:
+        wait_for(lambda pid=pid: sigterm_pending(pid), f"snakemake to send training {pid} SIGTERM")
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
     stopped = time.time()
     while time.time() - stopped < 10 and any(
         "polyvse" in c or "train.py" in c for c in session_processes(proc.pid).values()
