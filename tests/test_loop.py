@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -17,6 +18,7 @@ def fit(
     patience: int | None = None,
     patience_from: int = 0,
     ceiling_reason: str = "ceiling",
+    checkpoint_seconds: float = 0.0,
 ):
     """A linear model on a fixed regression; the validation score of epoch e is scores[e - 1]."""
     torch.manual_seed(0)
@@ -52,6 +54,7 @@ def fit(
         patience=patience,
         patience_from=patience_from,
         ceiling_reason=ceiling_reason,
+        checkpoint_seconds=checkpoint_seconds,
     )
     return model, result
 
@@ -79,6 +82,27 @@ def test_a_resumed_run_ends_where_an_uninterrupted_one_does(tmp_path):
     resumed, result = fit(tmp_path / "cut", 3, [3.0])  # validates epoch 3 only
     assert result.resumed_from == 2 and result.best_epoch == 3
     assert torch.equal(resumed.weight, whole.weight) and torch.equal(resumed.bias, whole.bias)
+
+
+def test_checkpoints_at_an_interval_hold_the_first_and_last_epochs_and_resume_the_same(tmp_path):
+    whole, _ = fit(tmp_path / "whole", 4, [1.0, 3.0, 2.0, 4.0])
+    # an interval no epoch reaches: the first epoch and the loop's last are written, none between
+    fit(tmp_path / "cut", 3, [1.0, 3.0, 2.0], checkpoint_seconds=1e9)  # its last is epoch 3
+    assert load_torch(tmp_path / "cut" / LAST_CHECKPOINT)["epoch"] == 3
+    killed = tmp_path / "killed"
+    with pytest.raises(IndexError):  # validation fails in epoch 3, as a kill would stop it
+        fit(killed, 4, [1.0, 3.0], checkpoint_seconds=1e9)
+    ckpt = load_torch(killed / LAST_CHECKPOINT)
+    assert ckpt["epoch"] == 1 and len(pd.read_csv(killed / "epochs.tsv", sep="\t")) == 1
+    # resumed after epoch 1: epochs 2-4 again, the best (epoch 4) and the weights as uninterrupted
+    resumed, result = fit(killed, 4, [3.0, 2.0, 4.0], checkpoint_seconds=1e9)
+    assert result.resumed_from == 1 and result.best_epoch == 4
+    assert torch.equal(resumed.weight, whole.weight) and torch.equal(resumed.bias, whole.bias)
+    # out of patience: the epoch the loop stops after is written too
+    fit(tmp_path / "patience", 10, [1.0, 3.0, 2.0, 2.5, 9.0], patience=2, checkpoint_seconds=1e9)
+    assert load_torch(tmp_path / "patience" / LAST_CHECKPOINT)["epoch"] == 4
+    with pytest.raises(ValueError, match="checkpoint_seconds"):
+        fit(tmp_path / "bad", 2, [1.0, 2.0], checkpoint_seconds=-1)
 
 
 def test_patience_stops_a_training_whose_score_stopped_rising(tmp_path):

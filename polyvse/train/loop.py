@@ -1,5 +1,5 @@
-"""The epoch loop: per-epoch validation, best-epoch selection, and a checkpoint
-after every epoch that a re-run resumes from.
+"""The epoch loop: per-epoch validation, best-epoch selection, and the checkpoints
+a re-run resumes from.
 
 :func:`run_epochs` is the loop every training branch shares (the text models'
 :mod:`polyvse.train.run`, the grounded-speech models' :mod:`polyvse.train.speech`,
@@ -108,6 +108,7 @@ def run_epochs(
     patience: int | None = None,
     patience_from: int = 0,
     ceiling_reason: str = "ceiling",
+    checkpoint_seconds: float = 0.0,
 ) -> FitResult:
     """The epoch loop every training branch shares: train, validate, keep the best, checkpoint,
     and stop when the validation score has stopped rising.
@@ -119,8 +120,12 @@ def run_epochs(
     under ``score_name`` plus further columns for the per-epoch log.
     ``scheduler.step()`` and ``after_step()`` run after every optimiser step; the state of
     the scheduler and of every ``stateful`` object (``state_dict``/``load_state_dict``)
-    travels in the checkpoint. A checkpoint ``checkpoint_dir/last.pt`` is written after
-    every epoch; if it exists with the same ``run_id`` the loop resumes after its last epoch.
+    travels in the checkpoint. A checkpoint ``checkpoint_dir/last.pt`` (with the epochs so far,
+    ``epochs.tsv``) is written after the first epoch, then after an epoch that ends
+    ``checkpoint_seconds`` or more after the previous write (0: after every epoch), and after the
+    loop's last epoch; if it exists with the same ``run_id`` the loop resumes after its epoch. A kill
+    loses at most the epochs since the last write: a fine-tuned word table and its Adam moments make
+    a checkpoint costly beside a small model's epoch.
     ``autocast``: a lower precision (``torch.bfloat16``) for the step's forward pass on
     ``device`` (automatic mixed precision); the backward pass follows it, the weights stay float32.
     The loop reads nothing back from the device inside an epoch (the loss terms are summed
@@ -140,6 +145,8 @@ def run_epochs(
         raise ValueError(f"ceiling_reason must be one of {STOP_REASONS}, got {ceiling_reason!r}")
     if patience is not None and patience < 1:
         raise ValueError(f"patience must be at least 1 epoch, got {patience}")
+    if checkpoint_seconds < 0:
+        raise ValueError(f"checkpoint_seconds must be at least 0, got {checkpoint_seconds}")
     checkpoint_dir = Path(checkpoint_dir)
     last_path = checkpoint_dir / LAST_CHECKPOINT
     stateful = dict(stateful or {})
@@ -175,6 +182,7 @@ def run_epochs(
                 since, top = row["epoch"], row[score_name]
         return done - since >= patience
 
+    written = None  # when this run last wrote the checkpoint
     for epoch in range(start + 1, epochs + 1):
         if out_of_patience(epoch - 1):
             break
@@ -228,6 +236,9 @@ def run_epochs(
             best["state"] = None  # one copy at a time
             best = {"epoch": epoch, "score": score, "state": copy.deepcopy(model.state_dict())}
         log.info("epoch %d: %s", epoch, "  ".join(f"{k}={v:.4g}" for k, v in row.items() if k != "epoch"))
+        final = epoch == epochs or out_of_patience(epoch)
+        if not (final or written is None or time.monotonic() - written >= checkpoint_seconds):
+            continue
         state = model.state_dict()
         save_torch(
             {
@@ -244,6 +255,7 @@ def run_epochs(
             last_path,
         )
         write_tsv(pd.DataFrame(rows), checkpoint_dir / "epochs.tsv", float_format="%.5g")
+        written = time.monotonic()
     # out of patience at the ceiling's last epoch too: converged all the same
     stop_reason = "patience" if out_of_patience(len(rows)) else ceiling_reason
     if best["state"] is None:

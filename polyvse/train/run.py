@@ -231,6 +231,7 @@ def train_variant(
             patience=tr.get("patience") if phase.select_by == "retrieval" else None,
             patience_from=tr.get("negatives_warmup_epochs", 0),
             ceiling_reason="schedule" if scheduler is not None else "ceiling",
+            checkpoint_seconds=tr.get("checkpoint_seconds", 0.0),
         )
         if not last:
             # the next phase starts from this phase's last state (LP aligns the language layers)
