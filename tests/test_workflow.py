@@ -178,19 +178,30 @@ def test_sigterm_stops_the_running_jobs_and_the_next_run_resumes(workdir):
         start_new_session=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
+    # The training runs in slices, frozen between them, until its first epoch is checkpointed; it stays
+    # frozen until the stop has reached it, so that it cannot finish first however fast it trains and
+    # however slowly this test is scheduled.
     deadline = time.time() + 300
     epochs_file = model_dir / "checkpoint" / "epochs.tsv"
-    while time.time() < deadline:
-        if epochs_file.exists() and len(pd.read_csv(epochs_file, sep="\t")) >= 1:
-            break
+    trainers: set[int] = set()
+
+    def freeze() -> None:
+        for pid in training_processes(proc.pid):
+            trainers.add(pid)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+            wait_for(lambda pid=pid: process_state(pid) in ("T", None), f"training {pid} to stop")
+
+    while not (epochs_file.exists() and len(pd.read_csv(epochs_file, sep="\t")) >= 1):
+        assert time.time() < deadline, "no epoch checkpointed in 300 s"
         assert proc.poll() is None, "the training finished or failed before it could be stopped"
-        time.sleep(0.2)
-    trainers = training_processes(proc.pid)
+        freeze()
+        for pid in trainers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        time.sleep(0.05)
+    freeze()
     assert trainers, "no training process found"
-    # the training is frozen until the stop has reached it, so that it cannot finish first however fast
-    for pid in trainers:
-        os.kill(pid, signal.SIGSTOP)
-        wait_for(lambda pid=pid: process_state(pid) in ("T", None), f"training {pid} to stop")
     os.kill(proc.pid, signal.SIGTERM)  # to snakemake alone, as `kill <pid>` or a scheduler's stop sends it
     for pid in trainers:
         wait_for(lambda pid=pid: sigterm_pending(pid), f"snakemake to send training {pid} SIGTERM")
