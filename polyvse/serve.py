@@ -123,6 +123,31 @@ class RequestError(Exception):
         self.status = status
 
 
+_RANGE = re.compile(r"bytes=([0-9]{0,18})-([0-9]{0,18})")
+
+
+def byte_range(header: str | None, size: int) -> tuple[int, int] | None:
+    """The ``(first, last)`` bytes (inclusive) of a file of ``size`` bytes that a ``Range`` header asks for
+    (one range: ``bytes=a-b``, ``bytes=a-``, ``bytes=-n``; the audio player seeks with them), None for the
+    whole file (no header, or several ranges, which a server may answer whole); RequestError 416 where the
+    range lies outside the file."""
+    if header is None or "," in header:
+        return None
+    found = _RANGE.fullmatch(header.strip())
+    if found is None or found.groups() == ("", ""):
+        return None  # not a byte range this server reads: the whole file, as without one
+    first, last = found.groups()
+    if first == "":  # the last n bytes
+        n = int(last)
+        if n == 0 or size == 0:
+            raise RequestError(416, f"range {header!r} is outside the file's {size} bytes")
+        return max(0, size - n), size - 1
+    start, end = int(first), min(int(last), size - 1) if last else size - 1
+    if start >= size or start > end:
+        raise RequestError(416, f"range {header!r} is outside the file's {size} bytes")
+    return start, end
+
+
 class SearchService:
     """What the page asks of a model: its languages, and searches by text, audio, image file or served image."""
 
@@ -399,14 +424,27 @@ def create_app(service: SearchService, allowed_hosts: frozenset[str] | None = fr
             if opened is None:
                 raise RequestError(404, f"the {kind} file of row {raw} is not the one listed at start-up")
             fd, size = opened
+            try:
+                wanted = byte_range(request.headers.get("range"), size)
+            except RequestError:
+                os.close(fd)
+                raise
+            first, last = wanted if wanted is not None else (0, size - 1)
 
             def blocks() -> Iterator[bytes]:
                 with os.fdopen(fd, "rb") as f:
-                    while block := f.read(2**16):
+                    f.seek(first)
+                    left = last - first + 1
+                    while left > 0 and (block := f.read(min(2**16, left))):
+                        left -= len(block)
                         yield block
 
             kind_of = mimetypes.guess_type(item.real)[0] or "application/octet-stream"
-            return StreamingResponse(blocks(), media_type=kind_of, headers={"content-length": str(size)})
+            headers = {"content-length": str(last - first + 1), "accept-ranges": "bytes"}
+            if wanted is None:
+                return StreamingResponse(blocks(), media_type=kind_of, headers=headers)
+            headers["content-range"] = f"bytes {first}-{last}/{size}"
+            return StreamingResponse(blocks(), status_code=206, media_type=kind_of, headers=headers)
 
         return serve_file
 

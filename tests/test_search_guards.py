@@ -367,6 +367,28 @@ def test_the_server_serves_only_the_files_it_listed(server, tmp_path):
     assert server.request("GET", f"/media/image/{rows['im1.png']}")[0] == 200
 
 
+def test_a_served_file_answers_a_byte_range(server):
+    from polyvse.serve import RequestError, byte_range
+
+    assert byte_range(None, 10) is None and byte_range("bytes=0-1,4-5", 10) is None
+    assert byte_range("bytes=2-4", 10) == (2, 4) and byte_range("bytes=7-", 10) == (7, 9)
+    assert byte_range("bytes=-3", 10) == (7, 9) and byte_range("bytes=8-99", 10) == (8, 9)
+    for outside in ("bytes=10-", "bytes=5-2", "bytes=-0"):
+        with pytest.raises(RequestError) as err:
+            byte_range(outside, 10)
+        assert err.value.status == 416
+    whole = server.request("GET", "/media/image/0")[1]
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    try:  # the audio player seeks so: a part of the file, 206 and where it lies
+        connection.request("GET", "/media/image/0", headers={"Range": "bytes=4-11"})
+        response = connection.getresponse()
+        assert response.status == 206 and response.read() == whole[4:12]
+        assert response.getheader("Content-Range") == f"bytes 4-11/{len(whole)}"
+    finally:
+        connection.close()
+    assert server.request("GET", "/media/image/0", headers={"Range": f"bytes={len(whole)}-"})[0] == 416
+
+
 def test_the_server_answers_only_its_own_host_names():
     from polyvse.serve import host_name, served_hosts
 
