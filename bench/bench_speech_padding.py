@@ -1,20 +1,20 @@
-"""Benchmark: what the padding of a speech batch costs, and whether cutting it pays on this machine.
+"""Benchmark: what the padding of a speech batch costs, and what packing the batch wins back.
 
 One audio encoder at the default config's widths, forward + backward over a batch of 32 log-Mel
 utterances whose lengths follow the default data's (English: mean ~390 frames, the batch's longest
 ~670 after the thesis' 5 % truncation, so ~40 % of the padded frames are padding), timed
-(a) padded to the batch's longest, as training does; (b) sorted by length and cut into k chunks, each
-padded to its own longest (the padding mostly gone, but k smaller convolutions); (c) every utterance
-cut to the mean length (the floor: no padding at all). Run:
-.venv/bin/python bench/bench_speech_padding.py [--threads N]
+(a) padded to the batch's longest; (b) sorted by length and cut into k chunks, each padded to its own
+longest (the padding mostly gone, but k smaller convolutions); (c) packed, as the trunk runs: the
+utterances one after another in one row, zero gaps as wide as each resolution's convolutions read,
+starts on the strides' grid, the row's width rounded up to one of 8 widths an octave
+(``polyvse.models.frame_layout``); (d) every utterance cut to the mean length (the floor: no
+padding at all). Run: .venv/bin/python bench/bench_speech_padding.py [--threads N]
 
-Measured (2-core CPU, 1 thread; mean 366 frames, longest 629, 42 % padding), with the trunk's
-convolutions on frames-major tensors (``speech_encoders.frame_conv``): (a) 62 ms; (b) 57 ms with 2 chunks,
-68 with 3, 76 with 4; (c) 37 ms. The padding costs a third of the encoder's time, but every convolution call
-costs ~0.25 ms forward and backward whatever its size, and chunks multiply the calls, so splitting a batch by
-length wins little back on a CPU. Packing several utterances into one row (zero gaps as wide as the receptive
-field, starts aligned to the strides; batch norm over the valid frames as now) was tried: the
-encoder alone 12-25 % faster, a whole training no faster; reverted.
+Every convolution call costs ~0.25 ms forward and backward whatever its size, so chunks, which multiply the
+calls, win little back on a CPU; packing keeps one call a layer. The measured figures are in
+docs/benchmarks.md. Packing without the rounded widths was no faster in a whole training: oneDNN builds a
+kernel for every new input shape, and a packed row's width, the sum of the batch's lengths, is new at
+almost every step.
 """
 
 from __future__ import annotations
@@ -38,10 +38,11 @@ def utterance_lengths(rng: np.random.Generator, n: int, mean: float = 390.0, cap
     return np.clip(rng.normal(mean, 0.45 * mean, size=n), 80, cap).astype(int)
 
 
-def encoder_seconds(utterances: list[np.ndarray], chunks: int, repeats: int = 5) -> float:
+def encoder_seconds(utterances: list[np.ndarray], chunks: int, packed: bool = False, repeats: int = 5) -> float:
     """Seconds for one forward + backward of the encoder over the batch, in ``chunks`` length-sorted parts."""
     torch.manual_seed(0)
     encoder = build_audio_encoder("avg", widths=WIDTHS, ff_dim=256)
+    encoder.cnn.packed = packed
     order = np.argsort([len(u) for u in utterances])
 
     def step() -> None:
@@ -72,6 +73,7 @@ def main() -> None:
     for chunks in (1, 2, 3, 4):
         what = "padded to the longest" if chunks == 1 else f"{chunks} length-sorted chunks"
         print(f"  {what:>24}: {1e3 * encoder_seconds(utterances, chunks):6.1f} ms")
+    print(f"  {'packed':>24}: {1e3 * encoder_seconds(utterances, 1, packed=True):6.1f} ms")
     mean = int(lengths.mean())
     floor = encoder_seconds([u[:mean] for u in utterances], 1)
     print(f"  {'all cut to the mean':>24}: {1e3 * floor:6.1f} ms (the floor without padding)")

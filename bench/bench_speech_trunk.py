@@ -1,13 +1,15 @@
-"""Benchmark: one audio encoder's forward + backward as the trunk is built, against the two forms it
-replaced, over batches of 32 log-Mel utterances of the default data's lengths (padded to the
-batch's longest, as training does).
+"""Benchmark: one audio encoder's forward + backward as the trunk is built, against the three forms it
+replaced, over batches of 16 log-Mel utterances (a training step's batch of one language) of the
+default data's lengths.
 
-* built: the convolutions as channels-last 2-D convolutions over frames-major tensors
-  (``polyvse.models.speech_encoders.frame_conv``) and the masked batch norm's backward written out
-  (``_MaskedNorm``);
-* 1-D convolutions: ``nn.Conv1d`` on contiguous ``(B, C, T)``, which oneDNN reorders to its blocked
-  layout and back in every call;
-* 1-D convolutions and autograd through the norm's forward operations (the trunk before the two above).
+* built: the batch packed, its utterances one after another with zero frames between them
+  (``polyvse.models.frame_layout``), the convolutions as channels-last 2-D convolutions over
+  frames-major tensors (``polyvse.models.speech_encoders.frame_conv``) and the masked batch norm's
+  backward written out (``_MaskedNorm``);
+* padded: the same, each utterance padded to the batch's longest;
+* 1-D convolutions: padded, ``nn.Conv1d`` on contiguous ``(B, C, T)``, which oneDNN reorders to its
+  blocked layout and back in every call;
+* 1-D convolutions and autograd through the norm's forward operations (the trunk before the three above).
 
 Batch lengths differ from batch to batch, as in training (oneDNN generates a kernel per shape and
 caches it, so the first pass over the batches is timed apart). Run:
@@ -29,7 +31,6 @@ from polyvse.models import speech_encoders
 from polyvse.speech.batching import pad_batch
 
 WIDTHS = [16, 16, 32, 32, 64]  # config/config.yaml speech.model.widths
-BATCH = 32
 
 
 def autograd_norm(x: Tensor, m: Tensor, n: Tensor, weight: Tensor, bias: Tensor, eps: float):
@@ -50,7 +51,7 @@ class _AutogradNorm:
 def trunk(form: str) -> Iterator[None]:
     """The encoder module's convolution and norm swapped for ``form``'s while inside."""
     conv, norm = speech_encoders.frame_conv, speech_encoders._MaskedNorm
-    if form != "built":
+    if form not in ("built", "padded"):
         speech_encoders.frame_conv = lambda c, x: c(x.contiguous())  # type: ignore[assignment]
     if form == "1-D convolutions, autograd norm":
         speech_encoders._MaskedNorm = _AutogradNorm  # type: ignore[assignment,misc]
@@ -60,12 +61,12 @@ def trunk(form: str) -> Iterator[None]:
         speech_encoders.frame_conv, speech_encoders._MaskedNorm = conv, norm
 
 
-def batches(n: int, rng: np.random.Generator) -> list[tuple[Tensor, Tensor]]:
-    """``n`` batches of utterances spread as the default data's English ones (mean ~370 frames after
-    the trailing silence's cut, the 5 % truncation's cap ~650)."""
+def batches(n: int, size: int, rng: np.random.Generator) -> list[tuple[Tensor, Tensor]]:
+    """``n`` batches of ``size`` utterances spread as the default data's English ones (mean ~370
+    frames after the trailing silence's cut, the 5 % truncation's cap ~650)."""
     out = []
     for _ in range(n):
-        lengths = np.clip(rng.normal(370, 0.45 * 370, size=BATCH), 80, 650).astype(int)
+        lengths = np.clip(rng.normal(370, 0.45 * 370, size=size), 80, 650).astype(int)
         out.append(pad_batch([rng.normal(size=(k, 40)).astype(np.float32) for k in lengths]))
     return out
 
@@ -81,16 +82,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--batches", type=int, default=24)
+    parser.add_argument("--batch-size", type=int, default=16)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    data = batches(args.batches, np.random.default_rng(0))
-    print(f"{args.batches} batches of {BATCH}, {len({x.shape[1] for x, _ in data})} lengths, {args.threads} thread(s)")
-    forms = ("built", "1-D convolutions", "1-D convolutions, autograd norm")
+    data = batches(args.batches, args.batch_size, np.random.default_rng(0))
+    print(
+        f"{args.batches} batches of {args.batch_size}, {len({x.shape[1] for x, _ in data})} lengths, "
+        f"{args.threads} thread(s)"
+    )
+    forms = ("built", "padded", "1-D convolutions", "1-D convolutions, autograd norm")
     times: dict[str, list[float]] = {form: [] for form in forms}
     for rep in range(3):  # interleaved, so that a machine's drift touches every form alike
         for form in forms:
             torch.manual_seed(0)
             encoder = speech_encoders.build_audio_encoder("avg", widths=WIDTHS, ff_dim=256)
+            encoder.cnn.packed = form == "built"
             with trunk(form):
                 first = seconds(encoder, data)
                 times[form].append(seconds(encoder, data))

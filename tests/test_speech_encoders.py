@@ -9,6 +9,7 @@ import torch
 
 from polyvse.losses.margin_softmax import info_nce_loss
 from polyvse.train.batch_norm import recalibrate_batch_norm
+from polyvse.models.frame_layout import FrameLayout
 from polyvse.models.speech_encoders import (
     AudioCNN,
     AvgPoolLen,
@@ -117,8 +118,8 @@ def test_residual_units_start_as_their_shortcut():
     for unit in (ResidualUnit(8, 16, stride=2), ResidualUnit(16, 16)):
         c_in = unit.convs[0].in_channels
         x = torch.relu(torch.randn(3, c_in, 20)) * length_mask(lengths, 20).unsqueeze(1)
-        out, out_lengths = unit.train()(x, lengths)
-        mask = length_mask(out_lengths, out.shape[-1])
+        out, out_frames = unit.train()(x, FrameLayout.padded(lengths, 20))
+        mask = length_mask(out_frames.lengths, out.shape[-1])
         if unit.shortcut_conv is None:
             shortcut = x
         else:

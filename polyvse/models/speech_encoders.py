@@ -16,10 +16,12 @@ convolution by 4, so a stage maps L frames to ``⌊(L - 1) / 2⌋ + 1 = ⌈L / 2
 and the trunk to ``⌈L / 16⌉``.
 
 Padding never leaks into an utterance's frames: every layer zeroes the frames
-past each utterance's length and batch norm takes its statistics over valid
-frames only (:class:`MaskedBatchNorm1d`), so a padded utterance gets exactly the
-frames it would get alone (in eval mode; in train mode the other utterances of
-the batch still shape the statistics, as with any batch norm).
+outside the utterances and batch norm takes its statistics over valid frames
+only (:class:`MaskedBatchNorm1d`), so an utterance gets exactly the frames it
+would get alone (in eval mode; in train mode the other utterances of the batch
+still shape the statistics, as with any batch norm). The trunk convolves a
+batch packed, its utterances one after another with zero frames between them
+(``polyvse.models.frame_layout``), and hands the poolings ``(B, T', D)`` padded.
 
 Pooling (§2.4.3), ``(B, T', D), lengths -> (B, D)``:
 
@@ -55,6 +57,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from polyvse.models.frame_layout import FrameLayout, Level, conv_output_lengths
+
 PAPER_WIDTHS: tuple[int, ...] = (128, 128, 256, 512, 1024)
 """First convolution, then the four residual stages (§2.4.2.2)."""
 POOLINGS: tuple[str, ...] = ("avg", "mhsa", "transformer")
@@ -69,11 +73,6 @@ LENGTH_RULES: tuple[str, ...] = ("strides", "thesis")
 def length_mask(lengths: Tensor, max_len: int) -> Tensor:
     """``(B,)`` lengths → ``(B, max_len)`` bool, True on valid frames."""
     return torch.arange(max_len, device=lengths.device).unsqueeze(0) < lengths.unsqueeze(1)
-
-
-def conv_output_lengths(lengths: Tensor, kernel: int = 9, stride: int = 1, padding: int = 4) -> Tensor:
-    """Frames out of a 1-D convolution: ``⌊(L + 2p - k) / s⌋ + 1``."""
-    return torch.div(lengths + 2 * padding - kernel, stride, rounding_mode="floor") + 1
 
 
 def frames_major(x: Tensor) -> Tensor:
@@ -230,22 +229,28 @@ class ResidualUnit(nn.Module):
     def output_lengths(self, lengths: Tensor) -> Tensor:
         return conv_output_lengths(lengths, self.kernel, self.stride, self.padding)
 
-    def forward(self, x: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
-        out_lengths = self.output_lengths(lengths)
+    def levels(self) -> list[Level]:
+        """The resolutions this unit convolves, for :meth:`FrameLayout.packed`."""
+        rest = [(self.kernel, 1, self.padding)] * (len(self.convs) - 1)
+        return [
+            Level(((self.kernel, self.stride, self.padding), (1, self.stride, 0))),
+            Level(tuple(rest) or ((1, 1, 0),)),
+        ]
+
+    def forward(self, x: Tensor, frames: FrameLayout) -> tuple[Tensor, FrameLayout]:
+        """``x (R, C_in, W)`` in ``frames``' layout → ``(R, C_out, W')`` and the layout after."""
+        out_frames = frames.conv(self.kernel, self.stride, self.padding)
+        mask = out_frames.mask()
         h = x
-        mask: Tensor | None = None
         for i, (conv, norm) in enumerate(zip(self.convs, self.norms)):
-            h = frame_conv(conv, h)
-            if mask is None:
-                mask = length_mask(out_lengths, h.shape[-1])
-            h = norm(h, mask)
+            h = norm(frame_conv(conv, h), mask)
             if i < len(self.convs) - 1:
                 h = F.relu(h)
         if self.shortcut_conv is not None and self.shortcut_norm is not None:
             shortcut = self.shortcut_norm(frame_conv(self.shortcut_conv, x), mask)
         else:
             shortcut = x
-        return F.relu(h + shortcut), out_lengths
+        return F.relu(h + shortcut), out_frames
 
 
 class LanguageTag(nn.Module):
@@ -264,17 +269,19 @@ class LanguageTag(nn.Module):
         self.axis, self.dim = axis, dim
         self.embedding = nn.Embedding(n_langs, dim)
 
-    def forward(self, x: Tensor, lengths: Tensor, lang: Tensor) -> tuple[Tensor, Tensor]:
-        b, c, t = x.shape
+    def forward(self, x: Tensor, frames: FrameLayout, lang: Tensor) -> tuple[Tensor, FrameLayout]:
+        """``x (R, C, W)`` in ``frames``' layout, ``lang (B,)`` → the tagged ``x`` and its layout."""
         e = self.embedding(lang)  # (B, dim)
         if self.axis == "channel":
-            mask = length_mask(lengths, t).unsqueeze(1).to(x.dtype)
-            return torch.cat([x, e.unsqueeze(-1) * mask], dim=1), lengths
-        x = F.pad(x, (0, self.dim))  # frames past each length are zero, so the tag lands on zeros
-        positions = lengths.unsqueeze(1) + torch.arange(self.dim, device=x.device)  # (B, dim)
-        values = e.unsqueeze(1).expand(b, c, self.dim)
-        x = x.scatter(2, positions.unsqueeze(1).expand(b, c, self.dim), values)
-        return x, lengths + self.dim
+            owner = frames.owner()  # (R, W): utterance + 1, 0 between utterances
+            per_frame = torch.cat([e.new_zeros(1, self.dim), e])[owner]  # (R, W, dim)
+            return torch.cat([x, per_frame.transpose(1, 2)], dim=1), frames
+        grown = frames.grown(self.dim)
+        x = F.pad(x, (0, grown.width - frames.width))  # frames past each length are zero: the tag lands on zeros
+        positions = (frames.offsets + frames.lengths).unsqueeze(1) + torch.arange(self.dim, device=x.device)
+        rows = frames.rows.unsqueeze(1).expand_as(positions)
+        x = x.transpose(1, 2).index_put((rows, positions), e.unsqueeze(-1).expand(*positions.shape, x.shape[1]))
+        return x.transpose(1, 2), grown
 
 
 class SinusoidalPositionalEncoding(nn.Module):
@@ -395,11 +402,14 @@ class InternalSelfAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.attention = nn.MultiheadAttention(dim, heads, batch_first=True)
 
-    def forward(self, x: Tensor, lengths: Tensor) -> Tensor:
-        valid = length_mask(lengths, x.shape[-1])
-        h = self.dropout(self.positional(x.transpose(1, 2)))
+    def forward(self, x: Tensor, frames: FrameLayout) -> Tensor:
+        """``x (R, C, W)`` in ``frames``' layout → the same; each utterance attends over its own frames."""
+        padded = frames.unpack(x)  # (B, C, T)
+        valid = length_mask(frames.lengths, padded.shape[-1])
+        h = self.dropout(self.positional(padded.transpose(1, 2)))
         out = self.attention(h, h, h, key_padding_mask=~valid, need_weights=False)[0]
-        return (out * valid.unsqueeze(-1).to(out.dtype)).transpose(1, 2)
+        out = (out * valid.unsqueeze(-1).to(out.dtype)).transpose(1, 2)
+        return frames.pack(out) if frames.packed else out
 
 
 # ----------------------------------------------------------------------------- audio encoder
@@ -411,6 +421,9 @@ class AudioCNN(nn.Module):
     widths: the first convolution's width, then one width per residual stage
     (paper: 128, 128, 256, 512, 1024). lang_tag: ``none`` | ``sequence`` | ``channel`` (§5).
     internal_attention: self-attention between the last two stages (Table 3.4).
+    packed: the batch's utterances convolved one after another in one row, zero frames between them
+    (:class:`~polyvse.models.frame_layout.FrameLayout`), not each padded to the longest: the same
+    function up to the order of float sums, over the frames spoken and the gaps only.
     """
 
     def __init__(
@@ -426,6 +439,7 @@ class AudioCNN(nn.Module):
         internal_attention: bool = False,
         heads: int = 8,
         dropout: float = 0.1,
+        packed: bool = True,
     ) -> None:
         super().__init__()
         widths = tuple(int(w) for w in widths)
@@ -472,6 +486,7 @@ class AudioCNN(nn.Module):
         if internal_attention and self.internal_attention is None:
             raise ValueError("internal_attention needs at least two residual stages")
         self.tag_frames = lang_dim if lang_tag == "sequence" else 0
+        self.packed = packed
 
     @property
     def out_dim(self) -> int:
@@ -485,6 +500,17 @@ class AudioCNN(nn.Module):
                 lengths = unit.output_lengths(lengths)
         return lengths
 
+    def levels(self) -> list[Level]:
+        """Every resolution the trunk convolves, in order, with the frames its sequence tags add."""
+        levels = [Level(((1, 1, 0),))]  # the input convolution
+        for stage in self.stages:
+            for u, unit in enumerate(stage):
+                first, *rest = unit.levels()
+                if u == 0:
+                    first = Level(first.convs, self.tag_frames)
+                levels += [first, *rest]
+        return levels
+
     def forward(self, feats: Tensor, lengths: Tensor, lang: Tensor | int | None = None) -> tuple[Tensor, Tensor]:
         if feats.dim() != 3 or feats.shape[-1] != self.n_mels:
             raise ValueError(f"expected (B, T, {self.n_mels}) features, got {tuple(feats.shape)}")
@@ -495,22 +521,25 @@ class AudioCNN(nn.Module):
         if self.lang_tag != "none" and lang is None:
             raise ValueError(f"lang_tag={self.lang_tag!r} needs the language ids `lang` (B,)")
         lengths = lengths.to(feats.device).long()
-        x = feats.transpose(1, 2)  # (B, n_mels, T)
-        mask = length_mask(lengths, x.shape[-1])
-        x = x * mask.unsqueeze(1).to(x.dtype)  # whatever the caller padded with, it counts as zero
+        frames = (
+            FrameLayout.packed(lengths, feats.shape[1], self.levels())
+            if self.packed
+            else FrameLayout.padded(lengths, feats.shape[1])
+        )
+        # whatever the caller padded with counts as zero: packing copies the utterances' frames only
+        x = frames.pack(feats.transpose(1, 2))  # (R, n_mels, W)
         if self.input_tag is not None:
-            lang_t = self._lang_tensor(lang, feats)
-            x, lengths = self.input_tag(x, lengths, lang_t)
-        x = F.relu(self.input_norm(frame_conv(self.input_conv, x), mask))
+            x, frames = self.input_tag(x, frames, self._lang_tensor(lang, feats))
+        x = F.relu(self.input_norm(frame_conv(self.input_conv, x), frames.mask()))
         n_stages = len(self.stages)
         for s, stage in enumerate(self.stages):
             if self.internal_attention is not None and s == n_stages - 1:
-                x = self.internal_attention(x, lengths)
+                x = self.internal_attention(x, frames)
             if self.stage_tags is not None:
-                x, lengths = self.stage_tags[s](x, lengths, self._lang_tensor(lang, feats))
+                x, frames = self.stage_tags[s](x, frames, self._lang_tensor(lang, feats))
             for unit in stage:
-                x, lengths = unit(x, lengths)
-        return x.transpose(1, 2), lengths
+                x, frames = unit(x, frames)
+        return frames.unpack(x).transpose(1, 2), frames.lengths
 
     @staticmethod
     def _lang_tensor(lang: Tensor | int | None, like: Tensor) -> Tensor:
