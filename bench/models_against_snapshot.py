@@ -1,14 +1,17 @@
-"""Compare a run's word models with the README's snapshot: each model's test score beside the snapshot's, the
-means by family, and the CPU minutes of the training jobs by family.
+"""Compare a run's trained models with the README's snapshot: each model's test score beside the snapshot's,
+the means by family, and the CPU minutes of the training jobs by family.
 
-The measure docs/learning.md ("What learning costs") reads: a change to how the word models train is kept
-only where each family's mean test score stays within a point of the snapshot's and no model falls more than 5
-points. Reads ``RUN/results/{dataset}/eval/{variant}.direct.tsv`` (its mean mR over the evaluated languages,
-the learning overview's score), ``…/models/{variant}/params.json`` and the jobs' logs (``RUN/logs/*/train*.log``,
-their last line's CPU seconds), and ``docs/default_run/learning.tsv``:
+The measure docs/learning.md ("What learning costs") reads: a change to how a family trains is kept only
+where the family's mean test score stays within a point of the snapshot's and no model falls more than 5
+points. The score is the learning overview's (``polyvse.report.learning``): a word model's mean test mR over
+its evaluated languages (``RUN/results/{dataset}/eval/{variant}.direct.tsv``), a speech model's mean image
+R@10 (``…/speech/{variant}/eval.tsv``), a joint model's over the pairs with the image
+(``…/joint/{variant}/eval.tsv``). Reads each model's ``params.json``, the training jobs' logs
+(``RUN/logs/*/{train,speech_train,joint_train}*.log``, their last line's CPU seconds), and
+``docs/default_run/learning.tsv`` and ``benchmarks.tsv``:
 
-    .venv/bin/python bench/word_models_against_snapshot.py /tmp/run
-    .venv/bin/python bench/word_models_against_snapshot.py /tmp/run --models   # every model too
+    .venv/bin/python bench/models_against_snapshot.py /tmp/run
+    .venv/bin/python bench/models_against_snapshot.py /tmp/run --models   # every model too
 """
 
 from __future__ import annotations
@@ -28,18 +31,31 @@ sys.path.insert(0, str(REPO))
 from polyvse.config import WORD_FAMILIES  # noqa: E402
 from polyvse.config_files import read_schema  # noqa: E402
 from polyvse.plan import build_plan  # noqa: E402
+from polyvse.report.learning import joint_score, speech_score, word_score  # noqa: E402
 
 CPU = re.compile(r"done in [0-9.]+ s, CPU ([0-9.]+) s")
+TRAINING_LOG = re.compile(r"^(?:speech_|joint_)?train(?:_seeds)?_(.+)$")
+TRAINING_RULES = ("train", "train_seeds", "speech_train", "speech_train_seeds", "joint_train", "joint_train_seeds")
 
 
-def word_models(run: Path, variants: dict, snapshot: pd.DataFrame) -> pd.DataFrame:
-    """One row a word model the run finished: its family, test score, the snapshot's, and their epochs."""
+def model_files(root: Path, name: str, family: str) -> tuple[Path, Path, object]:
+    """(its test evaluation, its params.json, the score function) of a model under ``root``
+    (``RUN/results/{dataset}``)."""
+    if family in WORD_FAMILIES:
+        return root / "eval" / f"{name}.direct.tsv", root / "models" / name / "params.json", word_score
+    where = root / family / name
+    return where / "eval.tsv", where / "params.json", speech_score if family == "speech" else joint_score
+
+
+def trained_models(run: Path, variants: dict, snapshot: pd.DataFrame) -> pd.DataFrame:
+    """One row a word, speech or joint model the run finished: its family, test score, the snapshot's, and
+    their epochs."""
     rows = []
     for name, variant in variants.items():
-        if variant["model"] not in WORD_FAMILIES:
+        family = variant["model"]
+        if family not in (*WORD_FAMILIES, "speech", "joint"):
             continue
-        root = run / "results" / variant["dataset"]
-        scores, params = root / "eval" / f"{name}.direct.tsv", root / "models" / name / "params.json"
+        scores, params, score = model_files(run / "results" / variant["dataset"], name, family)
         if not (scores.is_file() and params.is_file()):
             continue
         p = json.loads(params.read_text(encoding="utf-8"))
@@ -47,8 +63,8 @@ def word_models(run: Path, variants: dict, snapshot: pd.DataFrame) -> pd.DataFra
         rows.append(
             {
                 "variant": name,
-                "family": variant["model"],
-                "score": round(float(pd.read_csv(scores, sep="\t")["mR"].mean()), 2),
+                "family": family,
+                "score": round(score(pd.read_csv(scores, sep="\t"))[0], 2),
                 "snapshot": float(old["score"]) if old is not None else float("nan"),
                 "epochs": int(p["epochs_run"]),
                 "snapshot epochs": int(old["epochs_run"]) if old is not None else 0,
@@ -63,13 +79,13 @@ def word_models(run: Path, variants: dict, snapshot: pd.DataFrame) -> pd.DataFra
 
 
 def cpu_minutes(run: Path, variants: dict) -> pd.Series:
-    """CPU minutes of the finished training jobs (``train``, ``train_seeds``) by family."""
+    """CPU minutes of the finished training jobs (:data:`TRAINING_RULES`) by family."""
     minutes: dict[str, float] = {}
-    for log in sorted(run.glob("logs/*/train_*.log")):
-        variant = re.sub(r"^train(_seeds)?_", "", log.stem)
-        family = variants.get(variant, {}).get("model")
+    for log in sorted(run.glob("logs/*/*train_*.log")):
+        match = TRAINING_LOG.match(log.stem)
+        family = variants.get(match.group(1), {}).get("model") if match else None
         found = CPU.findall(log.read_text(encoding="utf-8", errors="replace"))
-        if family in WORD_FAMILIES and found:
+        if family is not None and found:
             minutes[family] = minutes.get(family, 0.0) + float(found[-1]) / 60
     return pd.Series(minutes, name="CPU min").round(1)
 
@@ -77,7 +93,7 @@ def cpu_minutes(run: Path, variants: dict) -> pd.Series:
 def snapshot_cpu_minutes(benchmarks: Path, variants: dict) -> pd.Series:
     """The snapshot's CPU minutes of its training jobs by family (its ``benchmarks.tsv``)."""
     jobs = pd.read_csv(benchmarks, sep="\t")
-    jobs = jobs[jobs["rule"].isin(["train", "train_seeds"])]
+    jobs = jobs[jobs["rule"].isin(TRAINING_RULES)]
     family = jobs["job"].str.split("/").str[-1].map(lambda v: variants.get(v, {}).get("model"))
     return (jobs.groupby(family)["cpu_seconds"].sum() / 60).round(1).rename("snapshot CPU min")
 
@@ -91,9 +107,9 @@ def main() -> int:
     config = yaml.safe_load((args.run / "config" / "config.yaml").read_text(encoding="utf-8"))
     variants = build_plan(config, read_schema(args.run / "config" / "schema.yaml")).config["variants"]
     snapshot = pd.read_csv(args.snapshot, sep="\t").drop_duplicates("variant").set_index("variant")
-    models = word_models(args.run, variants, snapshot)
+    models = trained_models(args.run, variants, snapshot)
     if models.empty:
-        print("no word model finished yet")
+        print("no model finished yet")
         return 1
     pd.set_option("display.width", 200)
     if args.models:
