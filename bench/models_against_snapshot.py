@@ -1,5 +1,5 @@
 """Compare a run's trained models with the README's snapshot: each model's test score beside the snapshot's,
-the means by family, and the CPU minutes of the training jobs by family.
+the means by family, and the CPU minutes of the training jobs by family (the snapshot's of the same jobs).
 
 The measure docs/learning.md ("What learning costs") reads: a change to how a family trains is kept only
 where the family's mean test score stays within a point of the snapshot's and no model falls more than 5
@@ -78,22 +78,26 @@ def trained_models(run: Path, variants: dict, snapshot: pd.DataFrame) -> pd.Data
     return table
 
 
-def cpu_minutes(run: Path, variants: dict) -> pd.Series:
-    """CPU minutes of the finished training jobs (:data:`TRAINING_RULES`) by family."""
+def cpu_minutes(run: Path, variants: dict) -> tuple[pd.Series, set[str]]:
+    """CPU minutes of the finished training jobs (:data:`TRAINING_RULES`) by family, and the variants
+    those jobs trained (a seed group by its first variant's name)."""
     minutes: dict[str, float] = {}
+    finished: set[str] = set()
     for log in sorted(run.glob("logs/*/*train_*.log")):
         match = TRAINING_LOG.match(log.stem)
         family = variants.get(match.group(1), {}).get("model") if match else None
         found = CPU.findall(log.read_text(encoding="utf-8", errors="replace"))
-        if family is not None and found:
+        if match and family is not None and found:
             minutes[family] = minutes.get(family, 0.0) + float(found[-1]) / 60
-    return pd.Series(minutes, name="CPU min").round(1)
+            finished.add(match.group(1))
+    return pd.Series(minutes, name="CPU min").round(1), finished
 
 
-def snapshot_cpu_minutes(benchmarks: Path, variants: dict) -> pd.Series:
-    """The snapshot's CPU minutes of its training jobs by family (its ``benchmarks.tsv``)."""
+def snapshot_cpu_minutes(benchmarks: Path, variants: dict, finished: set[str]) -> pd.Series:
+    """The snapshot's CPU minutes by family of its training jobs (its ``benchmarks.tsv``) that the run
+    finished too."""
     jobs = pd.read_csv(benchmarks, sep="\t")
-    jobs = jobs[jobs["rule"].isin(TRAINING_RULES)]
+    jobs = jobs[jobs["rule"].isin(TRAINING_RULES) & jobs["job"].str.split("/").str[-1].isin(finished)]
     family = jobs["job"].str.split("/").str[-1].map(lambda v: variants.get(v, {}).get("model"))
     return (jobs.groupby(family)["cpu_seconds"].sum() / 60).round(1).rename("snapshot CPU min")
 
@@ -123,8 +127,11 @@ def main() -> int:
         snapshot_epochs=("snapshot epochs", "sum"),
     )
     by_family["mean change"] = by_family["mean"] - by_family["snapshot"]
-    by_family = by_family.join(cpu_minutes(args.run, variants), how="left")
-    by_family = by_family.join(snapshot_cpu_minutes(args.snapshot.parent / "benchmarks.tsv", variants), how="left")
+    minutes, finished = cpu_minutes(args.run, variants)
+    by_family = by_family.join(minutes, how="left")
+    by_family = by_family.join(
+        snapshot_cpu_minutes(args.snapshot.parent / "benchmarks.tsv", variants, finished), how="left"
+    )
     print(by_family.round(2).to_string())
     worst = models.loc[models["change"].idxmin()]
     print(f"\n{len(models)} models; the largest fall: {worst['variant']} {worst['change']:+.2f}")
