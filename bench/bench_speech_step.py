@@ -4,7 +4,8 @@ config's widths and at the thesis' (§2.4.2.2). Run:
 .venv/bin/python bench/bench_speech_step.py [--threads N] [--paper] [--device cpu|cuda] [--amp]
 
 Utterances are random log-Mel of the default data's lengths (en/hi about 4 s, ja 5 s:
-400-500 frames, padded to the longest of the batch).
+400-500 frames, padded to the longest of the batch as the loader gives them; the trunk
+convolves them packed, ``polyvse.models.frame_layout``).
 
 --amp adds the step under bf16 autocast (speech.training.amp: bf16) beside float32's, the
 two measured alternately.

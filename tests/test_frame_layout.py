@@ -10,7 +10,8 @@ from polyvse.models.frame_layout import FrameLayout, Level, bucketed_width
 from polyvse.models.speech_encoders import build_audio_encoder
 
 SMALL = (8, 8, 16, 16, 32)
-LENGTHS = torch.tensor([57, 200, 13, 199, 1, 150])
+LENGTHS = torch.tensor([400, 1, 37, 7, 120, 20, 2, 65])  # padding-heavy: packed is fewer frames, tags and all
+WIDTH = 410
 
 ENCODERS = {
     "avg": {"pooling": "avg"},
@@ -33,9 +34,11 @@ def _outputs(kwargs: dict, mode: str, packed: bool) -> tuple[torch.Tensor, torch
             if isinstance(m, torch.nn.BatchNorm1d):
                 m.weight.uniform_(0.5, 1.5, generator=g)
     encoder.cnn.packed = packed
+    # the trunk packs only where that is fewer frames: this batch must be such a batch
+    assert FrameLayout.packed(LENGTHS, WIDTH, encoder.cnn.levels()).width < len(LENGTHS) * WIDTH
     getattr(encoder, mode)()
-    x = torch.randn(len(LENGTHS), 210, 40, generator=g).requires_grad_()
-    lang = torch.tensor([0, 1, 2, 0, 1, 2]) if "lang_tag" in kwargs else None
+    x = torch.randn(len(LENGTHS), WIDTH, 40, generator=g).requires_grad_()
+    lang = torch.arange(len(LENGTHS)) % 3 if "lang_tag" in kwargs else None
     torch.manual_seed(5)  # the same dropout masks
     y = encoder(x, LENGTHS, lang)
     (y * torch.arange(y.numel()).view_as(y).sin()).sum().backward()
@@ -60,7 +63,7 @@ def test_a_packed_trunk_computes_what_a_padded_one_does(name: str, mode: str):
 
 def test_the_gaps_hold_the_padding_of_every_convolution_at_every_resolution():
     levels = [Level(((1, 1, 0),)), Level(((9, 2, 4), (1, 2, 0)), tag_frames=8), Level(((9, 1, 4),))] * 2
-    frames = FrameLayout.packed(LENGTHS, 210, levels)
+    frames = FrameLayout.packed(LENGTHS, WIDTH, levels)
     assert frames.n_rows == 1 and frames.packed
     assert bool((frames.offsets % 4 == 0).all())  # the grid of both strides
     assert frames.width >= int((frames.offsets + frames.lengths).max())
@@ -74,13 +77,26 @@ def test_the_gaps_hold_the_padding_of_every_convolution_at_every_resolution():
 
 
 def test_pack_and_unpack_are_inverse_and_zero_outside_the_utterances():
-    frames = FrameLayout.packed(LENGTHS, 210, [Level(((9, 2, 4),)), Level(((9, 1, 4),))])
-    x = torch.randn(len(LENGTHS), 3, 210)
+    frames = FrameLayout.packed(LENGTHS, WIDTH, [Level(((9, 2, 4),)), Level(((9, 1, 4),))])
+    x = torch.randn(len(LENGTHS), 3, WIDTH)
     packed = frames.pack(x)
     assert packed.shape == (1, 3, frames.width)
     assert bool((packed.transpose(1, 2)[~frames.mask()] == 0).all())
-    valid = torch.arange(210) < LENGTHS.unsqueeze(1)
+    valid = torch.arange(WIDTH) < LENGTHS.unsqueeze(1)
     assert torch.equal(frames.unpack(packed), x * valid.unsqueeze(1))
+
+
+def test_the_trunk_keeps_the_padded_layout_where_packing_would_convolve_more_frames(monkeypatch):
+    """A length-sorted batch (evaluation's) has little padding, and packing's gaps would add frames."""
+    encoder = build_audio_encoder(widths=SMALL).eval()
+    chosen = []
+    conv = FrameLayout.conv
+    monkeypatch.setattr(FrameLayout, "conv", lambda self, *a: chosen.append(self.packed) or conv(self, *a))
+    encoder(torch.randn(4, 100, 40), torch.tensor([100, 99, 98, 97]))
+    assert chosen and not any(chosen)
+    chosen.clear()
+    encoder(torch.randn(len(LENGTHS), WIDTH, 40), LENGTHS)
+    assert chosen and all(chosen)
 
 
 def test_an_off_grid_start_is_refused():

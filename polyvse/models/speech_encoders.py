@@ -422,8 +422,9 @@ class AudioCNN(nn.Module):
     (paper: 128, 128, 256, 512, 1024). lang_tag: ``none`` | ``sequence`` | ``channel`` (§5).
     internal_attention: self-attention between the last two stages (Table 3.4).
     packed: the batch's utterances convolved one after another in one row, zero frames between them
-    (:class:`~polyvse.models.frame_layout.FrameLayout`), not each padded to the longest: the same
-    function up to the order of float sums, over the frames spoken and the gaps only.
+    (:class:`~polyvse.models.frame_layout.FrameLayout`), where that is fewer frames than each padded
+    to the longest (a random training batch; not a length-sorted evaluation batch): the same function
+    up to the order of float sums, over the frames spoken and the gaps only.
     """
 
     def __init__(
@@ -521,11 +522,10 @@ class AudioCNN(nn.Module):
         if self.lang_tag != "none" and lang is None:
             raise ValueError(f"lang_tag={self.lang_tag!r} needs the language ids `lang` (B,)")
         lengths = lengths.to(feats.device).long()
-        frames = (
-            FrameLayout.packed(lengths, feats.shape[1], self.levels())
-            if self.packed
-            else FrameLayout.padded(lengths, feats.shape[1])
-        )
+        frames = FrameLayout.padded(lengths, feats.shape[1])
+        if self.packed:  # whichever layout convolves fewer frames: a length-sorted batch has little padding
+            packed = FrameLayout.packed(lengths, feats.shape[1], self.levels())
+            frames = packed if packed.width < frames.n_rows * frames.width else frames
         # whatever the caller padded with counts as zero: packing copies the utterances' frames only
         x = frames.pack(feats.transpose(1, 2))  # (R, n_mels, W)
         if self.input_tag is not None:
