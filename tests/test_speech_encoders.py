@@ -193,6 +193,21 @@ def test_frame_conv_is_the_1d_convolution(kernel: int, stride: int, layout: str)
     assert frames_major(out) is out
 
 
+@pytest.mark.parametrize("bias", [False, True])
+def test_a_strided_one_by_one_frame_conv_over_a_long_row_has_the_1d_gradient(bias: bool):
+    """A packed batch is one long row; torch's channels-last 1×1 strided conv2d crashed in its backward on
+    one of 3,584 frames (the tiny speech workflow's), so frame_conv runs it as a linear map of the frames."""
+    torch.manual_seed(0)
+    conv = torch.nn.Conv1d(8, 8, 1, stride=2, bias=bias)
+    x = torch.randn(1, 3584, 8).transpose(1, 2).requires_grad_()
+    g = torch.randn(1, 8, 1792)
+    (frame_conv(conv, x) * g).sum().backward()
+    ours = x.grad.clone(), conv.weight.grad.clone()
+    x.grad = conv.weight.grad = None
+    (conv(x.contiguous()) * g).sum().backward()
+    assert torch.allclose(ours[0], x.grad, atol=1e-5) and torch.allclose(ours[1], conv.weight.grad, atol=1e-4)
+
+
 def test_masked_batch_norm_gradient_is_that_of_its_forward():
     # the backward is written out (_MaskedNorm): check it against finite differences, padded frames included
     torch.manual_seed(0)

@@ -93,6 +93,11 @@ def frame_conv(conv: nn.Conv1d, x: Tensor) -> Tensor:
     if conv.padding_mode != "zeros" or conv.groups != 1 or conv.dilation != (1,):
         raise ValueError("frame_conv takes a plain zero-padded, ungrouped, undilated Conv1d")
     (stride,), (padding,) = conv.stride, conv.padding
+    if conv.kernel_size == (1,) and padding == 0:
+        # a 1×1 convolution is a linear map of every stride-th frame; as a channels-last conv2d with a
+        # stride it takes torch's slow path, whose backward wrote past its buffer on a long row (torch 2.13)
+        frames = frames_major(x)[..., ::stride].transpose(1, 2)  # (B, T', C_in)
+        return F.linear(frames, conv.weight[:, :, 0], conv.bias).transpose(1, 2)
     out = F.conv2d(frames_major(x).unsqueeze(2), conv.weight.unsqueeze(2), conv.bias, (1, stride), (0, padding))
     return out.squeeze(2)
 
