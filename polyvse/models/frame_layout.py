@@ -9,8 +9,8 @@ strides still to come (so that a stride-2 convolution samples it at the same pha
 the frames outside the utterances after every layer, so the gaps stay zero.
 
 Why packed: padded to the longest of a batch of 16 random utterances, the default data's log-Mel
-batches hold 1.8 times the frames spoken (``bench/bench_speech_padding.py``), and the convolutions
-cost their frames; packed, the frames computed are the spoken ones plus the gaps.
+batches hold 1.65–1.73 times the frames spoken, and the convolutions cost their frames; packed, the
+frames computed are the spoken ones plus the gaps, 1.21–1.24 times (docs/architecture.md).
 
 :class:`FrameLayout` holds ``rows``, ``offsets`` and ``lengths`` (``(B,)`` each) of one resolution;
 :meth:`FrameLayout.conv` gives the next. Pure tensor bookkeeping: no parameters, no files.
