@@ -17,6 +17,7 @@ R@10 (``…/speech/{variant}/eval.tsv``), a joint model's over the pairs with th
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 import json
 import re
 import sys
@@ -38,7 +39,7 @@ TRAINING_LOG = re.compile(r"^(?:speech_|joint_)?train(?:_seeds)?_(.+)$")
 TRAINING_RULES = ("train", "train_seeds", "speech_train", "speech_train_seeds", "joint_train", "joint_train_seeds")
 
 
-def model_files(root: Path, name: str, family: str) -> tuple[Path, Path, object]:
+def model_files(root: Path, name: str, family: str) -> tuple[Path, Path, Callable[[pd.DataFrame], tuple[float, float]]]:
     """(its test evaluation, its params.json, the score function) of a model under ``root``
     (``RUN/results/{dataset}``)."""
     if family in WORD_FAMILIES:

@@ -237,6 +237,8 @@ class ResidualUnit(nn.Module):
     def levels(self) -> list[Level]:
         """The resolutions this unit convolves, for :meth:`FrameLayout.packed`."""
         rest = [(self.kernel, 1, self.padding)] * (len(self.convs) - 1)
+        # the unit's input, read by its first convolution and the shortcut; then its output's resolution,
+        # read by the other convolutions (none for a one-convolution unit: a level that reads nothing)
         return [
             Level(((self.kernel, self.stride, self.padding), (1, self.stride, 0))),
             Level(tuple(rest) or ((1, 1, 0),)),
