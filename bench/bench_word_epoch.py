@@ -1,12 +1,15 @@
 """Benchmark: seconds an epoch of a default word model on one thread, with and without the cheaper steps
 of docs/learning.md ("Cheaper steps"): LIWE's word layers over the batch's distinct words
-(``polyvse.models.liwe.CharacterWords``) against the layers over every word position.
+(``polyvse.models.liwe.CharacterWords``) against the layers over every word position (``before``), and
+the training's GRUs as the CPU's recurrence from the input gates of the valid positions or distinct words
+(``polyvse.models.gru_recurrence``) against ``nn.GRU`` over every padded position (``nn_gru``).
 
 Reads the default run's data stages from ``results/`` (``snakemake --cores all data`` first), trains each
 variant for ``--epochs`` epochs (rule ``train``'s settings, no early stopping) once a setting, and prints the
 median epoch (training and validation) and the whole run (start-up and test included):
 
     .venv/bin/python bench/bench_word_epoch.py liwe_s_10 coco_liwe_l_10 --epochs 3
+    .venv/bin/python bench/bench_word_epoch.py liwe_s_10 smalr_10 --settings nn_gru now nn_gru now
 """
 
 from __future__ import annotations
@@ -20,29 +23,36 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
+import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+import polyvse.models.embn as embn  # noqa: E402
 import polyvse.models.liwe as liwe  # noqa: E402
 from learning_curves import main as learning_curves  # noqa: E402
 
 
 def every_occurrence(self: liwe.CharacterWords, chars):  # the layers over every word position
-    return self.layers(self.char_embeddings(chars).flatten(1))
+    return self.layers(self.char_embeddings(chars).flatten(1)), torch.arange(chars.shape[0])
 
 
 @contextlib.contextmanager
 def setting(name: str) -> Iterator[None]:
-    """``now``: the code as it is; ``before``: LIWE's layers over every word position."""
-    forward = liwe.CharacterWords.forward
+    """``now``: the code as it is; ``before``: LIWE's layers over every word position; ``nn_gru``: every
+    GRU as ``nn.GRU`` over the padded batch."""
+    distinct, plain = liwe.CharacterWords.distinct, embn.plain_gru
     if name == "before":
-        liwe.CharacterWords.forward = every_occurrence
+        liwe.CharacterWords.distinct = every_occurrence
+    elif name == "nn_gru":
+        embn.plain_gru = liwe.plain_gru = lambda gru: False
+    elif name != "now":
+        raise SystemExit(f"unknown setting {name!r}: before, nn_gru or now")
     try:
         yield
     finally:
-        liwe.CharacterWords.forward = forward
+        liwe.CharacterWords.distinct, embn.plain_gru, liwe.plain_gru = distinct, plain, plain
 
 
 def main() -> None:

@@ -26,6 +26,7 @@ import torch
 from torch import Tensor, nn
 
 from polyvse.models.embn import BranchSizes, ImageBranch, l2_normalize, last_valid_output, reversed_within_lengths
+from polyvse.models.gru_recurrence import final_states_both_ways, plain_gru
 from polyvse.models.mlmme import check_lengths
 from polyvse.text.chars import WORD_CHARS
 
@@ -84,11 +85,17 @@ class CharacterWords(nn.Module):
         self.layers = nn.Sequential(*layers)
 
     def forward(self, chars: Tensor) -> Tensor:
+        words, where = self.distinct(chars)
+        return words[where]
+
+    def distinct(self, chars: Tensor) -> tuple[Tensor, Tensor]:
+        """``(N, word_chars)`` → the ``(U, word_dim)`` embeddings of its distinct words and the ``(N,)``
+        row of each word among them."""
         distinct, where, counts = torch.unique(chars, dim=0, return_inverse=True, return_counts=True)
         h = self.char_embeddings(distinct).flatten(1)
         for layer in self.layers:
             h = counted_batch_norm(layer, h, counts) if isinstance(layer, nn.BatchNorm1d) else layer(h)
-        return h[where]
+        return h, where
 
 
 class LIWE(nn.Module):
@@ -120,6 +127,10 @@ class LIWE(nn.Module):
         n_words = lengths // c
         words = tokens.view(tokens.shape[0], -1, c)  # (S, W, C)
         valid = torch.arange(words.shape[1], device=tokens.device) < n_words.to(tokens.device).unsqueeze(1)
+        if torch.is_grad_enabled() and plain_gru(self.forward_gru) and tokens.device.type == "cpu":
+            distinct, where = self.words.distinct(words[valid])
+            forward, backward = final_states_both_ways(self.forward_gru, self.backward_gru, distinct, valid, where)
+            return l2_normalize(self.fc(self.dropout(torch.cat([forward, backward], dim=1))))
         embedded = self.words(words[valid])  # the valid words only: padding never enters the batch norm
         x = embedded.new_zeros(words.shape[0], words.shape[1], embedded.shape[1])
         x[valid] = embedded
