@@ -68,6 +68,11 @@ class GRURecurrence(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, d_final: Tensor) -> tuple[Tensor | None, ...]:
+        with torch.autocast(d_final.device.type, enabled=False):
+            return GRURecurrence._backward(ctx, d_final.to(ctx.saved_tensors[0].dtype))
+
+    @staticmethod
+    def _backward(ctx: Any, d_final: Tensor) -> tuple[Tensor | None, ...]:
         w_hh, states, rz, hidden, new, last = ctx.saved_tensors
         steps, seqs, h = new.shape
         w_rz, w_n = w_hh[: 2 * h], w_hh[2 * h :]
@@ -98,8 +103,11 @@ class GRURecurrence(torch.autograd.Function):
 
 def recurrence_final_state(gru: nn.GRU, gates: Tensor, lengths: Tensor) -> Tensor:
     """``gru``'s state after each sequence's ``lengths[s]`` ≥ 1 steps, from its ``(T, S, 3H)``
-    time-major input gates (:func:`input_gates`): ``(S, H)``."""
-    return GRURecurrence.apply(gates, gru.weight_hh_l0, gru.bias_hh_l0, lengths.to(gates.device) - 1)
+    time-major input gates (:func:`input_gates`): ``(S, H)``, in the weights' precision (under
+    autocast too: its operations write into buffers, which autocast does not cast)."""
+    w_hh, b_hh = gru.weight_hh_l0, gru.bias_hh_l0
+    with torch.autocast(gates.device.type, enabled=False):
+        return GRURecurrence.apply(gates.to(w_hh.dtype), w_hh, b_hh, lengths.to(gates.device) - 1)
 
 
 def time_major(rows: Tensor, valid: Tensor, reverse: bool = False) -> Tensor:
