@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-import polyvse.models.embn as embn  # noqa: E402
+import polyvse.models.gru_recurrence as gru_recurrence  # noqa: E402
 import polyvse.models.liwe as liwe  # noqa: E402
 from learning_curves import main as learning_curves  # noqa: E402
 
@@ -42,17 +42,17 @@ def every_occurrence(self: liwe.CharacterWords, chars):  # the layers over every
 def setting(name: str) -> Iterator[None]:
     """``now``: the code as it is; ``before``: LIWE's layers over every word position; ``nn_gru``: every
     GRU as ``nn.GRU`` over the padded batch."""
-    distinct, plain = liwe.CharacterWords.distinct, embn.plain_gru
+    distinct, takes = liwe.CharacterWords.distinct, gru_recurrence.takes_recurrence
     if name == "before":
         liwe.CharacterWords.distinct = every_occurrence
     elif name == "nn_gru":
-        embn.plain_gru = liwe.plain_gru = lambda gru: False
+        gru_recurrence.takes_recurrence = lambda gru, inputs: False
     elif name != "now":
         raise SystemExit(f"unknown setting {name!r}: before, nn_gru or now")
     try:
         yield
     finally:
-        liwe.CharacterWords.distinct, embn.plain_gru, liwe.plain_gru = distinct, plain, plain
+        liwe.CharacterWords.distinct, gru_recurrence.takes_recurrence = distinct, takes
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from polyvse.models import liwe as liwe_module
+from polyvse.models import gru_recurrence
 from polyvse.models.embn import final_state, reversed_within_lengths
 from polyvse.models.gru_recurrence import (
     GRURecurrence,
@@ -53,7 +53,7 @@ def test_final_state_and_its_gradients_are_nn_grus(batch) -> None:
 
 def test_padding_after_a_sequence_gets_no_gradient_and_changes_nothing(batch) -> None:
     gru, inputs, lengths, weights = batch
-    valid = valid_positions(lengths, inputs.shape[1]).t()
+    valid = valid_positions(lengths, inputs.shape[1])
     noisy = torch.where(valid.unsqueeze(-1), inputs, torch.full_like(inputs, 1e3))
     assert torch.allclose(gru_final_state(gru, noisy, lengths), gru_final_state(gru, inputs, lengths), atol=1e-12)
     (d_inputs,) = grads((gru_final_state(gru, inputs, lengths) * weights).sum(), [inputs])
@@ -65,7 +65,7 @@ def test_both_ways_from_distinct_rows_are_the_two_grus_over_the_sentence_and_its
     torch.manual_seed(1)
     forward, backward = nn.GRU(5, 4, batch_first=True).double(), nn.GRU(5, 4, batch_first=True).double()
     distinct = torch.randn(6, 5, dtype=torch.float64, requires_grad=True)
-    valid = valid_positions(lengths, 9).t()
+    valid = valid_positions(lengths, 9)
     where = torch.randint(0, 6, (int(valid.sum()),))
     padded = distinct.new_zeros(7, 9, 5).index_put((valid,), distinct[where])
     tensors = [distinct, *forward.parameters(), *backward.parameters()]
@@ -80,7 +80,7 @@ def test_both_ways_from_distinct_rows_are_the_two_grus_over_the_sentence_and_its
 
 
 def test_time_major_lays_rows_out_by_step_and_reverses_within_lengths() -> None:
-    valid = valid_positions(torch.tensor([3, 1]), 3).t()  # (S, T)
+    valid = valid_positions(torch.tensor([3, 1]), 3)  # (S, T)
     rows = torch.tensor([[1.0], [2.0], [3.0], [4.0]])  # sequence 0's three steps, then sequence 1's one
     assert time_major(rows, valid)[:, :, 0].tolist() == [[1.0, 4.0], [2.0, 0.0], [3.0, 0.0]]
     assert time_major(rows, valid, reverse=True)[:, :, 0].tolist() == [[3.0, 4.0], [2.0, 0.0], [1.0, 0.0]]
@@ -132,7 +132,7 @@ def test_liwe_trains_through_the_recurrence_as_through_nn_gru(monkeypatch) -> No
 
     got, got_grads = run()
     assert len(got_grads) > 10  # the text branch's every parameter
-    monkeypatch.setattr(liwe_module, "plain_gru", lambda gru: False)  # nn.GRU over the padded words
+    monkeypatch.setattr(gru_recurrence, "takes_recurrence", lambda gru, inputs: False)  # nn.GRU, padded
     expected, expected_grads = run()
     assert torch.allclose(got, expected, atol=1e-12)
     for g, e in zip(got_grads, expected_grads):

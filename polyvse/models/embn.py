@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import Tensor, nn
 
-from polyvse.models.gru_recurrence import gru_final_state, plain_gru
+from polyvse.models import gru_recurrence
 
 
 @dataclass(kw_only=True)
@@ -90,8 +90,8 @@ def final_state(gru: nn.GRU, inputs: Tensor, lengths: Tensor) -> Tensor:
 def last_valid_output(gru: nn.GRU, inputs: Tensor, lengths: Tensor) -> Tensor:
     """A one-direction GRU over the padded ``(S, T, D)`` inputs, its output at each sequence's last
     valid step (``(S,)`` lengths ≥ 1): ``(S, H)``. Padding after a sequence never reaches it."""
-    if torch.is_grad_enabled() and plain_gru(gru) and inputs.device.type == "cpu":
-        return gru_final_state(gru, inputs, lengths)
+    if gru_recurrence.takes_recurrence(gru, inputs):
+        return gru_recurrence.gru_final_state(gru, inputs, lengths)
     out, _ = gru(inputs)
     rows = torch.arange(inputs.shape[0], device=inputs.device)
     return out[rows, lengths.to(inputs.device) - 1]

@@ -33,14 +33,20 @@ def plain_gru(gru: nn.GRU) -> bool:
     return gru.num_layers == 1 and not gru.bidirectional and gru.bias and gru.proj_size == 0
 
 
+def takes_recurrence(gru: nn.GRU, inputs: Tensor) -> bool:
+    """Whether a training step runs ``gru`` over ``inputs`` by this module: on a CPU, while gradients
+    are recorded, for a GRU it computes. Evaluation keeps ``nn.GRU``, and an accelerator cuDNN."""
+    return torch.is_grad_enabled() and inputs.device.type == "cpu" and plain_gru(gru)
+
+
 def input_gates(gru: nn.GRU, rows: Tensor) -> Tensor:
     """``W_ih x + b_ih`` of ``(N, D)`` rows → ``(N, 3H)``, gates in ``nn.GRU``'s order (r, z, n)."""
     return nn.functional.linear(rows, gru.weight_ih_l0, gru.bias_ih_l0)
 
 
 def valid_positions(lengths: Tensor, steps: int) -> Tensor:
-    """``(T, S)`` time-major mask of each sequence's first ``lengths[s]`` steps."""
-    return torch.arange(steps, device=lengths.device).unsqueeze(1) < lengths.unsqueeze(0)
+    """``(S, T)`` mask of each sequence's first ``lengths[s]`` of ``steps``."""
+    return torch.arange(steps, device=lengths.device) < lengths.unsqueeze(1)
 
 
 class GRURecurrence(torch.autograd.Function):
@@ -126,7 +132,7 @@ def time_major(rows: Tensor, valid: Tensor, reverse: bool = False) -> Tensor:
 def gru_final_state(gru: nn.GRU, inputs: Tensor, lengths: Tensor) -> Tensor:
     """``gru`` over ``(S, T, D)`` batch-first inputs, its state after each sequence's ``lengths[s]`` ≥ 1
     steps: ``(S, H)``. The input gates of the valid positions alone are computed."""
-    valid = valid_positions(lengths.to(inputs.device), inputs.shape[1]).t()  # (S, T)
+    valid = valid_positions(lengths.to(inputs.device), inputs.shape[1])
     return recurrence_final_state(gru, time_major(input_gates(gru, inputs[valid]), valid), lengths)
 
 

@@ -26,7 +26,7 @@ import torch
 from torch import Tensor, nn
 
 from polyvse.models.embn import BranchSizes, ImageBranch, l2_normalize, last_valid_output, reversed_within_lengths
-from polyvse.models.gru_recurrence import final_states_both_ways, plain_gru
+from polyvse.models import gru_recurrence
 from polyvse.models.mlmme import check_lengths
 from polyvse.text.chars import WORD_CHARS
 
@@ -126,10 +126,12 @@ class LIWE(nn.Module):
             raise ValueError(f"LIWE(tokens): sentences must come in words of {c} character slots")
         n_words = lengths // c
         words = tokens.view(tokens.shape[0], -1, c)  # (S, W, C)
-        valid = torch.arange(words.shape[1], device=tokens.device) < n_words.to(tokens.device).unsqueeze(1)
-        if torch.is_grad_enabled() and plain_gru(self.forward_gru) and tokens.device.type == "cpu":
+        valid = gru_recurrence.valid_positions(n_words.to(tokens.device), words.shape[1])  # (S, W)
+        if gru_recurrence.takes_recurrence(self.forward_gru, tokens):
             distinct, where = self.words.distinct(words[valid])
-            forward, backward = final_states_both_ways(self.forward_gru, self.backward_gru, distinct, valid, where)
+            forward, backward = gru_recurrence.final_states_both_ways(
+                self.forward_gru, self.backward_gru, distinct, valid, where
+            )
             return l2_normalize(self.fc(self.dropout(torch.cat([forward, backward], dim=1))))
         embedded = self.words(words[valid])  # the valid words only: padding never enters the batch norm
         x = embedded.new_zeros(words.shape[0], words.shape[1], embedded.shape[1])
