@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TIMING = ("benchmarks.tsv", "benchmarks_by_rule.tsv", "provenance/run.tsv")
+TIMING = ("benchmarks.tsv", "benchmarks_by_rule.tsv", "benchmarks_by_family.tsv", "provenance/run.tsv")
 HISTORY = ("seconds", "resumed_from_epoch")
 """Keys that record how a run went, not what it computed: the seconds an epoch took, the epoch a training
 resumed from after a kill."""

@@ -87,13 +87,15 @@ rule provenance:
 
 rule benchmarks:
     """Where the run's time and memory went: every job's benchmark file (benchmarks/{rule}/...,
-    wall seconds, peak RSS, CPU seconds) in one table, and its sum per rule; runs after every
-    result (a measurement of this machine, not a result: provenance does not hash it)."""
+    wall seconds, peak RSS, CPU seconds) in one table, its sum per rule, and its CPU time per model
+    family; runs after every result (a measurement of this machine, not a result: provenance does
+    not hash it)."""
     input:
         tables=all_targets(),
     output:
         jobs=f"{R}/benchmarks.tsv",
         summary=f"{R}/benchmarks_by_rule.tsv",
+        by_family=f"{R}/benchmarks_by_family.tsv",
     log:
         "logs/benchmarks.log",
     conda:
@@ -105,6 +107,7 @@ rule benchmarks:
     params:
         root="benchmarks",
         logs="logs",
+        variant_families={name: v["model"] for name, v in config["variants"].items()},
     script:
         "../workflow_scripts/gather_benchmarks.py"
 

@@ -7,8 +7,11 @@ import pytest
 from polyvse.errors import InputError
 from polyvse.report.benchmarks import (
     benchmark_summary,
+    cpu_by_family,
     cpu_by_rule,
     gather_benchmarks,
+    job_family,
+    job_log_paths,
     peak_rss_by_rule,
     read_benchmark,
     startup_by_rule,
@@ -113,3 +116,55 @@ def test_cpu_and_peak_memory_come_from_the_job_logs_where_they_hold_them(tmp_pat
     write(bench / "train" / "m30k" / "b.tsv", 30.0, 800.0, 15.0)
     summary = benchmark_summary(gather_benchmarks(bench), peak_rss=peak_rss_by_rule(logs)).set_index("rule")
     assert summary["max_rss_mb"].to_dict() == {"train": 800.0, "pca": 100.0}
+
+
+def test_cpu_by_family_groups_each_training_with_its_variants_family(tmp_path):
+    bench, logs = tmp_path / "benchmarks", tmp_path / "logs"
+    write(bench / "train" / "m30k" / "mule_10.tsv", 100.0, 300.0, 80.0)
+    write(bench / "train_seeds" / "m30k" / "embn_fr.tsv", 60.0, 300.0, 50.0)
+    write(bench / "train" / "coco" / "coco_mule_full.tsv", 40.0, 300.0, 30.0)
+    write(bench / "speech_train_seeds" / "spoken" / "infonce.tsv", 200.0, 300.0, 190.0)
+    write(bench / "mlmme_train" / "m30k" / "mlmme_b25.tsv", 20.0, 300.0, 15.0)
+    write(bench / "pretrain" / "m30k" / "latent.tsv", 30.0, 300.0, 29.0)
+    write(bench / "fasttext" / "m30k" / "human" / "en.tsv", 10.0, 300.0, 9.0)
+    write(bench / "dataset" / "m30k.tsv", 5.0, 100.0, 4.0)
+    write(bench / "gallery" / "table2.tsv", 3.0, 100.0, 2.0)
+    (logs / "m30k").mkdir(parents=True)
+    # the job's own measure, its log's last line, where it has one (Snakemake's samples miss a job's end)
+    (logs / "m30k" / "train_seeds_embn_fr.log").write_text(
+        "10:00:09 INFO polyvse.train_seeds: done in 60.0 s, CPU 58.5 s, peak memory 400 MB\n"
+    )
+    (logs / "m30k" / "fasttext_human_en.log").write_text(
+        "10:00:09 INFO polyvse.fasttext: done in 10.0 s, CPU 9.5 s, peak memory 400 MB\n"
+    )
+    (logs / "gallery_table2.log").write_text(
+        "10:00:09 INFO polyvse.gallery: done in 3.0 s, CPU 2.5 s, peak memory 1 MB\n"
+    )
+    families = {"mule_10": "mule", "embn_fr": "embn", "coco_mule_full": "mule"}
+    table = cpu_by_family(gather_benchmarks(bench), families, logs).set_index("family")
+    assert table["cpu_seconds"].to_dict() == {
+        "speech": 190.0,
+        "mule": 110.0,
+        "embn": 58.5,
+        "latent pretraining": 29.0,
+        "mlmme": 15.0,
+        "data and features": 13.5,
+        "evaluation and reports": 2.5,
+    }
+    assert table.loc["mule", "jobs"] == 2 and table.loc["mule", "seconds"] == 140.0
+    assert table["cpu_share"].sum() == pytest.approx(100.0, abs=0.1)
+    # without the logs, Snakemake's samples
+    assert cpu_by_family(gather_benchmarks(bench), families).set_index("family").loc["embn", "cpu_seconds"] == 50.0
+
+
+def test_a_training_of_an_unknown_variant_is_named():
+    with pytest.raises(InputError, match="train/m30k/gone.tsv.*'gone' is not in the config"):
+        job_family("train", "m30k/gone", {"mule_10": "mule"})
+    assert job_family("translator_train", "m30k/translator_FS_n50", {}) == "translator"
+
+
+def test_a_jobs_log_is_where_its_rule_writes_it(tmp_path):
+    assert job_log_paths(tmp_path, "fasttext", "m30k/human/en") == (tmp_path / "m30k" / "fasttext_human_en.log",)
+    assert job_log_paths(tmp_path, "evaluate", "m30k/mule_10.direct")[0].name == "evaluate_mule_10.direct.log"
+    assert job_log_paths(tmp_path, "dataset", "m30k")[0] == tmp_path / "m30k" / "dataset.log"
+    assert tmp_path / "gallery_table2.log" in job_log_paths(tmp_path, "gallery", "table2")

@@ -223,6 +223,18 @@ def test_timings_are_not_compared_and_are_summarised_per_rule(tmp_path):
     assert "and 0.1 of CPU time (each job's own measure" in text
     assert "| `train` | 2 | 12 | 100.0 | 5.0 | 6.0 | 300 | 9 | 3 |" in text
     assert "0.1 minutes of the wall time, 24.0 %, the jobs' start-up" in text
+    assert "by what the jobs do" not in text  # a snapshot from before the family sums
+    for d, cpu in ((results, 540.0), (snapshot, 600.0)):
+        pd.DataFrame(
+            [
+                {"family": "mule", "jobs": 3, "cpu_seconds": cpu, "seconds": 700.0, "cpu_share": 80.0},
+                {"family": "latent pretraining", "jobs": 1, "cpu_seconds": 150.0, "seconds": 160.0, "cpu_share": 20.0},
+            ]
+        ).to_csv(d / "benchmarks_by_family.tsv", sep="\t", index=False)
+    assert differing_files(results, snapshot) == []
+    text = benchmarks_summary(snapshot)
+    assert "Its 12.5 CPU minutes of the jobs with a benchmark file, by what the jobs do" in text
+    assert "| MULE | 3 | 10.0 | 80.0 |" in text and "| latent pretraining | 1 | 2.5 | 20.0 |" in text
 
 
 def test_numbers_equal_to_the_last_digits_are_the_same_table(tmp_path):

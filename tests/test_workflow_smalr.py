@@ -88,6 +88,9 @@ def test_every_job_s_time_and_memory_is_gathered(run):
     assert (jobs["seconds"] > 0).all() and (jobs.loc[jobs["rule"] == "train", "max_rss_mb"] > 50).all()
     by_rule = pd.read_csv(run / "results" / "benchmarks_by_rule.tsv", sep="\t").set_index("rule")
     assert by_rule.loc["train", "jobs"] == (jobs["rule"] == "train").sum()
+    by_family = pd.read_csv(run / "results" / "benchmarks_by_family.tsv", sep="\t").set_index("family")
+    assert {"smalr", "latent pretraining", "data and features"} <= set(by_family.index), by_family
+    assert by_family["jobs"].sum() == len(jobs) and (by_family["cpu_seconds"] > 0).all()
 
 
 def test_figures_and_their_numbers(run):

@@ -1,5 +1,5 @@
-"""Rule benchmarks: the jobs' benchmark files → results/benchmarks.tsv and its per-rule sums (with
-the start-up, CPU time and peak memory that the job logs record)."""
+"""Rule benchmarks: the jobs' benchmark files → results/benchmarks.tsv, its per-rule sums (with
+the start-up, CPU time and peak memory that the job logs record) and its CPU time per family."""
 
 from pathlib import Path
 
@@ -7,6 +7,7 @@ from polyvse.io import write_tsv
 from polyvse.logs import job_log
 from polyvse.report.benchmarks import (
     benchmark_summary,
+    cpu_by_family,
     cpu_by_rule,
     gather_benchmarks,
     peak_rss_by_rule,
@@ -26,3 +27,4 @@ with job_log(snakemake.log[0], "benchmarks") as log:
     )
     write_tsv(jobs, snakemake.output.jobs)
     write_tsv(summary, snakemake.output.summary)
+    write_tsv(cpu_by_family(jobs, snakemake.params.variant_families, logs), snakemake.output.by_family)

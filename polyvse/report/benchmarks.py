@@ -14,12 +14,15 @@ job's CPU time and its main process's peak memory as the job measured them (:fun
 :func:`peak_rss_by_rule`): Snakemake's ``cpu_time`` and ``max_rss`` are samples of the job's
 processes, taken every 30 s after the first 30, and miss what a job used after its last one. The
 summary takes the jobs' CPU time, and the larger of the two peaks.
+
+:func:`cpu_by_family` sums the same CPU time by what a job is for: each model family's trainings, the
+latent pretrainings, the data and features, the evaluations and reports (:func:`job_family`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +42,40 @@ SUMMARY_COLUMNS = [
     "cpu_seconds",
     "startup_seconds",
 ]
+FAMILY_COLUMNS = ["family", "jobs", "cpu_seconds", "seconds", "cpu_share"]
+# the rules that train a family: the word rules' family is their variant's (config variants.<name>.model)
+TRAINING_RULES: dict[str, str | None] = {
+    "train": None,
+    "train_seeds": None,
+    "speech_train": "speech",
+    "speech_train_seeds": "speech",
+    "joint_train": "joint",
+    "joint_train_seeds": "joint",
+    "mlmme_train": "mlmme",
+    "mlmme_train_seeds": "mlmme",
+    "translator_align": "translator",
+    "translator_source": "translator",
+    "translator_train": "translator",
+    "pretrain": "latent pretraining",
+}
+DATA_RULES = frozenset(
+    {
+        "dataset",
+        "dictionaries",
+        "references",
+        "data_stats",
+        "image_features",
+        "utterances",
+        "logmel",
+        "corpus",
+        "vocab",
+        "fasttext",
+        "pca",
+        "augment_captions",
+        "query_translations",
+        "mt_quality",
+    }
+)
 # Snakemake's benchmark file columns we read (s: wall seconds; max_rss: MB; cpu_time: seconds)
 _SNAKEMAKE = {"s": "seconds", "max_rss": "max_rss_mb", "cpu_time": "cpu_seconds"}
 
@@ -165,3 +202,66 @@ def benchmark_summary(
             "startup_seconds": 1,
         }
     )
+
+
+def job_family(rule: str, job: str, variant_families: Mapping[str, str]) -> str:
+    """What a job's time is for: its family's name where the job trains one (a word rule's job is
+    ``{dataset}/{variant}``, its family ``variant_families[variant]``), ``latent pretraining``,
+    ``data and features`` (:data:`DATA_RULES`), else ``evaluation and reports``."""
+    if rule in TRAINING_RULES:
+        family = TRAINING_RULES[rule]
+        if family is not None:
+            return family
+        variant = job.rsplit("/", 1)[-1]
+        if variant not in variant_families:
+            raise InputError(f"benchmarks/{rule}/{job}.tsv", f"variant {variant!r} is not in the config's variants")
+        return variant_families[variant]
+    return "data and features" if rule in DATA_RULES else "evaluation and reports"
+
+
+def job_log_paths(log_root: Path, rule: str, job: str) -> tuple[Path, ...]:
+    """Where the log of the job whose benchmark is ``benchmarks/{rule}/{job}.tsv`` lies, most likely
+    first: the rules write ``logs/{dataset}/{rule}_{rest}.log`` for a job ``{dataset}/{rest}`` (its
+    further folders joined by ``_``); a job of one part is its dataset (``logs/{dataset}/{rule}.log``)
+    or a report (``logs/{rule}_{job}.log``)."""
+    root = Path(log_root)
+    first, _, rest = job.partition("/")
+    if rest:
+        return (root / first / f"{rule}_{rest.replace('/', '_')}.log",)
+    return root / first / f"{rule}.log", root / f"{rule}_{job}.log", root / f"{job}.log"
+
+
+def job_cpu_seconds(logs: tuple[Path, ...]) -> float | None:
+    """The CPU seconds that the first of ``logs`` to exist records in its last line
+    (:func:`polyvse.logs.job_log`; a job run again appends to its log), None without one."""
+    for log in logs:
+        if log.is_file():
+            last = None
+            for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+                match = _CPU.search(line)
+                if match:
+                    last = float(match.group(2))
+            return last
+    return None
+
+
+def cpu_by_family(
+    jobs: pd.DataFrame, variant_families: Mapping[str, str], log_root: Path | None = None
+) -> pd.DataFrame:
+    """Per family (:func:`job_family`), most CPU first: jobs, CPU seconds, wall seconds and the share
+    of all jobs' CPU (percent). A job's CPU seconds are its log's own measure where ``log_root`` holds
+    its log (:func:`job_log_paths`), else Snakemake's samples in ``jobs``."""
+    if jobs.empty:
+        return pd.DataFrame(columns=FAMILY_COLUMNS)
+    table = jobs.copy()
+    table["family"] = [job_family(r, j, variant_families) for r, j in zip(table["rule"], table["job"])]
+    if log_root is not None:
+        own = [job_cpu_seconds(job_log_paths(log_root, r, j)) for r, j in zip(table["rule"], table["job"])]
+        table["cpu_seconds"] = [s if o is None else o for s, o in zip(table["cpu_seconds"], own)]
+    g = table.groupby("family")
+    out = pd.DataFrame(
+        {"jobs": g.size(), "cpu_seconds": g["cpu_seconds"].sum(), "seconds": g["seconds"].sum()}
+    ).reset_index()
+    out["cpu_share"] = 100.0 * out["cpu_seconds"] / max(float(out["cpu_seconds"].sum()), 1e-9)
+    out = out.sort_values(["cpu_seconds", "family"], ascending=[False, True]).reset_index(drop=True)
+    return out[FAMILY_COLUMNS].round({"cpu_seconds": 1, "seconds": 1, "cpu_share": 1})

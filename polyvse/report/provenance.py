@@ -89,7 +89,8 @@ PACKAGES: tuple[str, ...] = (
     "matplotlib",
 )
 SKIPPED_DIRS = frozenset({"checkpoint", "provenance"})  # resume state, and this record itself
-SKIPPED_FILES = frozenset({"benchmarks.tsv", "benchmarks_by_rule.tsv"})  # timings of this machine, not results
+# timings of this machine, not results
+SKIPPED_FILES = frozenset({"benchmarks.tsv", "benchmarks_by_rule.tsv", "benchmarks_by_family.tsv"})
 COLUMNS = ["stage", "item", "value"]
 ENVIRONMENT = "environment"
 

@@ -69,7 +69,8 @@ RUN_FILE = "run.tsv"
 # `python -m polyvse.report.provenance diff docs/default_run/provenance.tsv results/provenance/run.tsv` names the
 # first stage where another machine's run differs, and what its environment changed; never compared as a table
 PROVENANCE_FILE = "provenance.tsv"
-TIMING_FILES = frozenset({"benchmarks.tsv", "benchmarks_by_rule.tsv"})  # measured, not computed: never compared
+# measured, not computed: never compared
+TIMING_FILES = frozenset({"benchmarks.tsv", "benchmarks_by_rule.tsv", "benchmarks_by_family.tsv"})
 # folders of figures below the results the snapshot keeps under the same name (docs/default_run/learning/: the
 # validation curves results/learning.md points to), so that docs/ shows them; pictures, never compared
 FIGURE_DIRS: tuple[str, ...] = ("learning",)
@@ -279,9 +280,33 @@ def rule_table(by_rule: pd.DataFrame) -> list[str]:
     return lines
 
 
+FAMILY_NAMES = {
+    "embn": "EmbN",
+    "parallel_embn": "PARALLEL-EmbN",
+    "mule": "MULE",
+    "la": "LA",
+    "hem": "HEM",
+    "smalr": "SMALR",
+    "liwe": "LIWE",
+    "speech": "grounded speech",
+    "joint": "joint (speech, text, image)",
+    "mlmme": "MLMME",
+    "translator": "Translator",
+}
+
+
+def family_table(by_family: pd.DataFrame) -> list[str]:
+    """Markdown rows of the CPU time per family (:func:`polyvse.report.benchmarks.cpu_by_family`)."""
+    lines = ["| what the jobs do | jobs | CPU min | share of the CPU % |", "|---|--:|--:|--:|"]
+    for _, r in by_family.iterrows():
+        name = FAMILY_NAMES.get(r["family"], r["family"])
+        lines.append(f"| {name} | {int(r['jobs'])} | {r['cpu_seconds'] / 60:.1f} | {r['cpu_share']:.1f} |")
+    return lines
+
+
 def benchmarks_summary(snapshot: Path) -> str:
-    """The run's job time per rule (results/benchmarks_by_rule.tsv of the snapshot's run) and the
-    share of it that is the jobs' start-up."""
+    """The run's job time per rule (results/benchmarks_by_rule.tsv of the snapshot's run), the
+    share of it that is the jobs' start-up, and its CPU time per family (benchmarks_by_family.tsv)."""
     by_rule = pd.read_csv(io.StringIO(_read(snapshot, "benchmarks_by_rule.tsv")), sep="\t")
     total, cpu, startup = by_rule["seconds"].sum(), by_rule["cpu_seconds"].sum(), by_rule["startup_seconds"].sum()
     lines = [
@@ -294,6 +319,15 @@ def benchmarks_summary(snapshot: Path) -> str:
         "",
         *rule_table(by_rule),
     ]
+    if (snapshot / "benchmarks_by_family.tsv").is_file():
+        by_family = pd.read_csv(io.StringIO(_read(snapshot, "benchmarks_by_family.tsv")), sep="\t")
+        lines += [
+            "",
+            f"Its {by_family['cpu_seconds'].sum() / 60:.1f} CPU minutes of the jobs with a benchmark file, by what the jobs do "
+            "(`results/benchmarks_by_family.tsv`; a family's trainings, those of its seed replicas among them):",
+            "",
+            *family_table(by_family),
+        ]
     return "\n".join(lines) + "\n"
 
 
