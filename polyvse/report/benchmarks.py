@@ -119,6 +119,17 @@ _CPU = re.compile(r" INFO polyvse\.(\w+): done in \d+(?:\.\d+)? s, CPU (\d+(?:\.
 _RSS = re.compile(r" INFO polyvse\.(\w+): done in \d+(?:\.\d+)? s, CPU \d+(?:\.\d+)? s, peak memory (\d+) MB$")
 
 
+def _last_match(log: Path, pattern: re.Pattern) -> re.Match | None:
+    """The match of ``pattern`` in the last line of ``log`` that it matches: a job that was re-run
+    appends to its log, and its last run counts."""
+    last = None
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        match = pattern.search(line)
+        if match:
+            last = match
+    return last
+
+
 def _by_rule(
     log_root: Path, pattern: re.Pattern, name: str, combine: Callable[[list[float]], float] = sum
 ) -> pd.Series:
@@ -128,11 +139,7 @@ def _by_rule(
     count nothing."""
     values: dict[str, list[float]] = {}
     for path in sorted(Path(log_root).rglob("*.log")):
-        last = None
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            match = pattern.search(line)
-            if match:
-                last = match
+        last = _last_match(path, pattern)
         if last is not None:
             values.setdefault(last.group(1), []).append(float(last.group(2)))
     return pd.Series({rule: combine(v) for rule, v in values.items()}, name=name, dtype=float)
@@ -236,12 +243,8 @@ def job_cpu_seconds(logs: tuple[Path, ...]) -> float | None:
     (:func:`polyvse.logs.job_log`; a job run again appends to its log), None without one."""
     for log in logs:
         if log.is_file():
-            last = None
-            for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-                match = _CPU.search(line)
-                if match:
-                    last = float(match.group(2))
-            return last
+            last = _last_match(log, _CPU)
+            return float(last.group(2)) if last else None
     return None
 
 
