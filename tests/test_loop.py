@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from polyvse.io import load_torch
+from polyvse.io import _writer_tag, load_torch
 from polyvse.train.loop import LAST_CHECKPOINT, run_epochs
 
 
@@ -123,8 +126,15 @@ def test_patience_stops_a_training_whose_score_stopped_rising(tmp_path):
 
 def test_a_run_killed_after_its_patience_ran_out_stops_at_once_when_resumed(tmp_path):
     fit(tmp_path, 4, [1.0, 3.0, 2.0, 2.0], patience=2)  # stopped by patience after epoch 4
+    # killed between last.pt and its epochs.tsv: the log one epoch behind, a temporary beside it
+    log = tmp_path / "epochs.tsv"
+    pd.read_csv(log, sep="\t").head(3).to_csv(log, sep="\t", index=False)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    debris = tmp_path / f".epochs.tsv.{_writer_tag().rsplit('-', 1)[0]}-{int(dead.stdout)}.abc.tsv"
+    debris.write_text("epoch\n")
     _, result = fit(tmp_path, 10, [], patience=2)  # a larger ceiling: no epoch is run, none validated
     assert (result.best_epoch, result.epochs_run, result.stop_reason, result.resumed_from) == (2, 4, "patience", 4)
+    assert list(pd.read_csv(log, sep="\t")["epoch"]) == [1, 2, 3, 4] and not debris.exists()
 
 
 def test_patience_counts_from_the_end_of_the_warm_up(tmp_path):

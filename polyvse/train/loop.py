@@ -157,6 +157,10 @@ def run_epochs(
     # through the run (at the scale config's 40K latent tokens, 130 MB of the pretraining's peak)
     best = {"epoch": 0, "score": -np.inf, "state": None}
     start = 0
+
+    def write_epochs_log() -> None:
+        write_tsv(pd.DataFrame(rows), checkpoint_dir / "epochs.tsv", float_format="%.5g")
+
     if last_path.exists():
         ckpt = load_torch(last_path, map_location=device)
         if ckpt.get("run_id") != run_id:
@@ -171,6 +175,9 @@ def run_epochs(
                 obj.load_state_dict(ckpt["state"][name])  # type: ignore[attr-defined]
             rows, best, start = ckpt["log"], ckpt["best"], ckpt["epoch"]
             log.info("resumed from checkpoint %s after epoch %d", last_path, start)
+            # a kill between last.pt and its epochs.tsv left the log behind (and its temporary
+            # beside it); a run out of patience writes nothing more, so bring the log level now
+            write_epochs_log()
 
     def out_of_patience(done: int) -> bool:
         if patience is None or done <= patience_from:
@@ -254,7 +261,7 @@ def run_epochs(
             },  # type: ignore[attr-defined]
             last_path,
         )
-        write_tsv(pd.DataFrame(rows), checkpoint_dir / "epochs.tsv", float_format="%.5g")
+        write_epochs_log()
         written = time.monotonic()
     # out of patience at the ceiling's last epoch too: converged all the same
     stop_reason = "patience" if out_of_patience(len(rows)) else ceiling_reason
