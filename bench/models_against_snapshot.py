@@ -6,9 +6,9 @@ where the family's mean test score stays within a point of the snapshot's and no
 points. The score is the learning overview's (``polyvse.report.learning``): a word model's mean test mR over
 its evaluated languages (``RUN/results/{dataset}/eval/{variant}.direct.tsv``), a speech model's mean image
 R@10 (``…/speech/{variant}/eval.tsv``), a joint model's over the pairs with the image
-(``…/joint/{variant}/eval.tsv``). Reads each model's ``params.json``, the training jobs' logs
-(``RUN/logs/*/{train,speech_train,joint_train}*.log``, their last line's CPU seconds), and
-``docs/default_run/learning.tsv`` and ``benchmarks.tsv``:
+(``…/joint/{variant}/eval.tsv``). Reads each model's ``params.json``, the training jobs' benchmarks and
+logs (``RUN/benchmarks/``, ``RUN/logs/``: the CPU seconds a job's log records, as the benchmarks rule
+reads them), and ``docs/default_run/learning.tsv`` and ``benchmarks.tsv``:
 
     .venv/bin/python bench/models_against_snapshot.py /tmp/run
     .venv/bin/python bench/models_against_snapshot.py /tmp/run --models   # every model too
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -32,11 +31,8 @@ sys.path.insert(0, str(REPO))
 from polyvse.config import WORD_FAMILIES  # noqa: E402
 from polyvse.config_files import read_schema  # noqa: E402
 from polyvse.plan import build_plan  # noqa: E402
+from polyvse.report.benchmarks import gather_benchmarks, job_cpu_seconds, job_family, job_log_paths  # noqa: E402
 from polyvse.report.learning import joint_score, speech_score, word_score  # noqa: E402
-
-CPU = re.compile(r"done in [0-9.]+ s, CPU ([0-9.]+) s")
-TRAINING_LOG = re.compile(r"^(?:speech_|joint_)?train(?:_seeds)?_(.+)$")
-TRAINING_RULES = ("train", "train_seeds", "speech_train", "speech_train_seeds", "joint_train", "joint_train_seeds")
 
 
 def model_files(root: Path, name: str, family: str) -> tuple[Path, Path, Callable[[pd.DataFrame], tuple[float, float]]]:
@@ -79,28 +75,37 @@ def trained_models(run: Path, variants: dict, snapshot: pd.DataFrame) -> pd.Data
     return table
 
 
+MODEL_RULES = ("train", "train_seeds", "speech_train", "speech_train_seeds", "joint_train", "joint_train_seeds")
+
+
+def training_jobs(benchmarks: pd.DataFrame, variants: dict) -> pd.DataFrame:
+    """The rows of ``benchmarks`` (:func:`gather_benchmarks`) that trained a word, speech or joint model
+    (:data:`MODEL_RULES`), with its ``variant`` (a seed group's first) and ``family``."""
+    jobs = benchmarks[benchmarks["rule"].isin(MODEL_RULES)].copy()
+    jobs["variant"] = jobs["job"].str.split("/").str[-1]
+    jobs["family"] = [
+        job_family(r, j, {v: s["model"] for v, s in variants.items()}) for r, j in zip(jobs["rule"], jobs["job"])
+    ]
+    return jobs
+
+
 def cpu_minutes(run: Path, variants: dict) -> tuple[pd.Series, set[str]]:
-    """CPU minutes of the finished training jobs (:data:`TRAINING_RULES`) by family, and the variants
-    those jobs trained (a seed group by its first variant's name)."""
-    minutes: dict[str, float] = {}
-    finished: set[str] = set()
-    for log in sorted(run.glob("logs/*/*train_*.log")):
-        match = TRAINING_LOG.match(log.stem)
-        family = variants.get(match.group(1), {}).get("model") if match else None
-        found = CPU.findall(log.read_text(encoding="utf-8", errors="replace"))
-        if match and family is not None and found:
-            minutes[family] = minutes.get(family, 0.0) + float(found[-1]) / 60
-            finished.add(match.group(1))
-    return pd.Series(minutes, name="CPU min").round(1), finished
+    """CPU minutes by family of the run's finished training jobs (their logs' own measure,
+    :func:`job_cpu_seconds`), and the variants those jobs trained."""
+    jobs = training_jobs(gather_benchmarks(run / "benchmarks"), variants)
+    jobs["cpu_seconds"] = [
+        job_cpu_seconds(job_log_paths(run / "logs", r, j)) for r, j in zip(jobs["rule"], jobs["job"])
+    ]
+    jobs = jobs.dropna(subset=["cpu_seconds"])
+    return (jobs.groupby("family")["cpu_seconds"].sum() / 60).round(1).rename("CPU min"), set(jobs["variant"])
 
 
 def snapshot_cpu_minutes(benchmarks: Path, variants: dict, finished: set[str]) -> pd.Series:
     """The snapshot's CPU minutes by family of its training jobs (its ``benchmarks.tsv``) that the run
     finished too."""
-    jobs = pd.read_csv(benchmarks, sep="\t")
-    jobs = jobs[jobs["rule"].isin(TRAINING_RULES) & jobs["job"].str.split("/").str[-1].isin(finished)]
-    family = jobs["job"].str.split("/").str[-1].map(lambda v: variants.get(v, {}).get("model"))
-    return (jobs.groupby(family)["cpu_seconds"].sum() / 60).round(1).rename("snapshot CPU min")
+    jobs = training_jobs(pd.read_csv(benchmarks, sep="\t"), variants)
+    jobs = jobs[jobs["variant"].isin(finished)]
+    return (jobs.groupby("family")["cpu_seconds"].sum() / 60).round(1).rename("snapshot CPU min")
 
 
 def main() -> int:
