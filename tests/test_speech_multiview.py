@@ -14,7 +14,7 @@ from polyvse.losses.multiview import (
     full_graph,
     multiview_loss,
 )
-from polyvse.train.speech_schedule import WarmupStepDecay, make_adam, warmup_step_decay_scheduler
+from polyvse.train.speech_schedule import WarmupStepDecay, make_adam, speech_lr_scheduler, warmup_step_decay_scheduler
 
 # four views whose rows are all the constant k: a squared-difference "loss" of
 # views a and b is then (a - b)², easy to sum by hand
@@ -100,3 +100,21 @@ def test_scheduler_drives_adam_learning_rate():
     assert lrs == pytest.approx([5e-4, 1e-3, 1e-3, 1e-3])
     state = sched.state_dict()
     assert state["last_epoch"] == 4
+
+
+def test_the_cosine_schedule_keeps_the_warm_up_and_ends_at_zero():
+    w = torch.nn.Parameter(torch.zeros(2))
+    opt = make_adam([w], lr=1e-2)
+    sched = speech_lr_scheduler(opt, "cosine", total_steps=20, warmup_fraction=0.1)  # warm-up 2 steps
+    lrs = []
+    for _ in range(20):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lrs[:3] == pytest.approx([5e-3, 1e-2, 1e-2])
+    assert lrs[11] == pytest.approx(5e-3, rel=0.2) and all(a > b for a, b in zip(lrs[2:], lrs[3:]))
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.0, abs=1e-12)  # after the last step
+    step_decay = speech_lr_scheduler(make_adam([w], lr=1e-2), "step_decay", total_steps=20, warmup_fraction=0.1)
+    assert step_decay.multiplier == WarmupStepDecay(20, 0.1, 0.99, 50)
+    with pytest.raises(ValueError, match="lr_schedule"):
+        speech_lr_scheduler(opt, "linear", total_steps=20)

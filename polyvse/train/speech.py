@@ -34,7 +34,7 @@ from polyvse.models.grounded_speech import GroundedSpeechModel, build_speech_mod
 from polyvse.losses.multiview import multiview_loss
 from polyvse.losses.speech_objectives import make_objective, step_objective
 from polyvse.train.batch_norm import recalibrate_batch_norm
-from polyvse.train.speech_schedule import make_adam, warmup_step_decay_scheduler
+from polyvse.train.speech_schedule import make_adam, speech_lr_scheduler
 from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
 
 log = logging.getLogger(__name__)
@@ -128,8 +128,9 @@ def fit_multiview(
     n_batches = steps_per_epoch(len(train), batch_size)
     if n_batches == 0:
         raise ValueError(f"{len(train)} training datapoints: need at least 2 to contrast")
-    scheduler = warmup_step_decay_scheduler(
-        optimiser, n_batches * int(tr["epochs"]), tr["warmup_fraction"], tr["decay"], tr["decay_every"]
+    schedule = tr.get("lr_schedule", "step_decay")
+    scheduler = speech_lr_scheduler(
+        optimiser, schedule, n_batches * int(tr["epochs"]), tr["warmup_fraction"], tr["decay"], tr["decay_every"]
     )
 
     def batches(rng: np.random.Generator) -> Iterator[dict[str, Any]]:
@@ -170,6 +171,8 @@ def fit_multiview(
         progress=progress,
         autocast=torch.bfloat16 if tr["amp"] == "bf16" else None,
         patience=tr.get("patience"),
+        # at its ceiling a cosine schedule has brought the rate to 0: more epochs could not move the model
+        ceiling_reason="schedule" if schedule == "cosine" else "ceiling",
     )
 
 

@@ -13,7 +13,11 @@ from collections.abc import Iterable
 
 import torch
 from polyvse.optim import FusedAdam, adam
-from polyvse.train.lr_schedules import StepSchedule
+from polyvse.train.lr_schedules import StepSchedule, WarmupCosine
+
+SPEECH_LR_SCHEDULES = ("step_decay", "cosine")
+"""``speech.training.lr_schedule``: the thesis' :class:`WarmupStepDecay`, or the same warm-up followed by a half
+cosine to 0 at the epochs ceiling (:class:`polyvse.train.lr_schedules.WarmupCosine`)."""
 
 
 @dataclass(frozen=True)
@@ -68,3 +72,21 @@ def warmup_step_decay_scheduler(
 ) -> StepSchedule:
     """:class:`StepSchedule` applying :class:`WarmupStepDecay`; call ``scheduler.step()`` after every optimiser step."""
     return StepSchedule(optimizer, WarmupStepDecay(total_steps, warmup_fraction, decay, every))
+
+
+def speech_lr_scheduler(
+    optimizer: FusedAdam,
+    kind: str,
+    total_steps: int,
+    warmup_fraction: float = 0.1,
+    decay: float = 0.99,
+    every: int = 50,
+) -> StepSchedule:
+    """The schedule ``kind`` (:data:`SPEECH_LR_SCHEDULES`) over ``total_steps`` optimiser steps, both with a
+    linear warm-up over ``warmup_fraction`` of them; ``decay`` and ``every`` are the step decay's."""
+    if kind == "step_decay":
+        return warmup_step_decay_scheduler(optimizer, total_steps, warmup_fraction, decay, every)
+    if kind != "cosine":
+        raise ValueError(f"lr_schedule: unknown schedule {kind!r} (one of {', '.join(SPEECH_LR_SCHEDULES)})")
+    warmup = WarmupStepDecay(total_steps, warmup_fraction).warmup_steps
+    return StepSchedule(optimizer, WarmupCosine(total_steps, min(total_steps - 1, warmup)))
