@@ -114,7 +114,8 @@ def fit_multiview(
     progress: bool = True,
 ) -> FitResult:
     """The thesis' optimisation (§3.1.2) of a model whose ``views(batch)`` returns its K views: the
-    objective and multiview framework of ``training``, Adam with the warm-up and step decay, the
+    objective and multiview framework of ``training``, Adam under its ``lr_schedule`` (the thesis' warm-up
+    and step decay, or a cosine to 0), the
     attention layers at their own rate, after every epoch ``validate`` (its ``val_recall`` picks the
     best epoch) on the model with its batch norms recalibrated on ``bn_recalibration_batches``
     training batches (:func:`polyvse.train.batch_norm.recalibrate_batch_norm`), checkpoints and resumption by :func:`polyvse.train.loop.run_epochs`. Shared by the
