@@ -362,7 +362,8 @@ def test_the_default_plan_has_every_trained_model_of_a_table_once(default_config
     assert translator[0] == "source" and "T2/n1000" in translator and len(translator) == 1 + 3 * 5
     # a run of a sweep has its own exception, by "{variant} · {run}"
     assert models[("translator", "FS/n50")]["exception"] == EXCEPTIONS["translator · FS/n50"]
-    assert not models[("translator", "FS/n200")]["exception"] and not models[("translator", "T1/n50")]["exception"]
+    assert models[("translator", "FS/n200")]["exception"] == EXCEPTIONS["translator · FS/n200"]
+    assert not models[("translator", "FS/n500")]["exception"] and not models[("translator", "T1/n50")]["exception"]
     assert "unused" not in {m["variant"] for m in plan["models"]}
     assert set(plan["tables"]) == set(default_config["reports"]) | set(default_config["figures"])
     files = learning_inputs(plan)
