@@ -6,8 +6,9 @@ this environment's Snakemake (``DIR/run-{commit}``, resumed if it is already the
 two ``results/`` trees is compared:
 
 - identical: the same bytes;
-- the same content: equal once how the run went is set aside (``epochs.tsv``'s ``seconds`` column, the
-  ``seconds`` of a checkpoint's log read with torch, a ``params.json``'s epoch a training resumed from);
+- the same content: equal once how the run went is set aside (``epochs.tsv``'s ``seconds`` and
+  ``seconds_validating`` columns, the same keys of a checkpoint's log read with torch, a ``params.json``'s
+  epoch a training resumed from);
 - timing: files that record when and how long (``benchmarks*.tsv``, ``provenance/run.tsv``, a checkpoint's
   ``inputs.json`` of modification times), listed, not compared;
 - different: anything else, and a file that only one run wrote. The script exits 1 if there is one.
@@ -27,7 +28,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 TIMING = ("benchmarks.tsv", "benchmarks_by_rule.tsv", "benchmarks_by_family.tsv", "provenance/run.tsv")
-HISTORY = ("seconds", "resumed_from_epoch")
+HISTORY = ("seconds", "seconds_validating", "resumed_from_epoch")
 """Keys that record how a run went, not what it computed: the seconds an epoch took, the epoch a training
 resumed from after a kill."""
 
@@ -78,7 +79,7 @@ def verdict(relative: str, a: Path, b: Path) -> str:
         import pandas as pd
 
         x, y = (pd.read_csv(p, sep="\t") for p in (a, b))
-        kept = [c for c in x.columns if c != "seconds"]
+        kept = [c for c in x.columns if c not in HISTORY]
         return "same content" if list(x.columns) == list(y.columns) and x[kept].equals(y[kept]) else "different"
     if relative.endswith("params.json"):
         import json

@@ -228,8 +228,10 @@ def run_epochs(
         # validation and the checkpoint get their memory
         optimiser.zero_grad(set_to_none=True)
         model.eval()
+        t_val = time.perf_counter()
         with torch.no_grad():
             validated = validate(model)
+        validating = time.perf_counter() - t_val
         scores = dict(validated) if isinstance(validated, Mapping) else {score_name: float(validated)}
         score = float(scores[score_name])
         row = {
@@ -237,6 +239,7 @@ def run_epochs(
             **{k: float(v) / max(1, n_batches) for k, v in sums.items()},
             **scores,
             "seconds": round(time.perf_counter() - t0, 2),
+            "seconds_validating": round(validating, 2),  # of "seconds": what each epoch's selection costs
         }
         rows.append(row)
         if score > best["score"]:
