@@ -210,7 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     curve = trained.fit.log
     score = "val_mR" if "val_mR" in curve else "val_score"
     for row in curve.itertuples(index=False):
-        print(f"epoch {row.epoch:3d}  loss {row.loss:.4f}  {score} {getattr(row, score):6.2f}  {row.seconds:6.2f} s")
+        print(
+            f"epoch {row.epoch:3d}  loss {row.loss:.4f}  {score} {getattr(row, score):6.2f}  {row.seconds:6.2f} s"
+            f" ({row.seconds_validating:.2f} s validating)"
+        )
     fit = trained.fit
     per_lang = "  ".join(f"{lang} {mr:.1f}" for lang, mr in zip(test["lang"], test["mR"]))
     print(
@@ -228,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{swapped['mR'].iloc[0]:.2f} with every colour word swapped for another"
             )
     if args.out is not None:
-        rows = curve[["epoch", "loss", score, "seconds"]].rename(columns={score: "val"})
+        rows = curve[["epoch", "loss", score, "seconds", "seconds_validating"]].rename(columns={score: "val"})
         rows.insert(0, "label", args.label)
         rows.insert(0, "variant", args.variant)
         rows["test_mR"] = round(float(test["mR"].mean()), 2)
