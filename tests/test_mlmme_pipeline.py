@@ -264,8 +264,8 @@ def test_table_has_the_paper_layout_and_gains_over_vse():
     assert beta_label(1.0) == "β=1" and beta_label(0.25) == "β=.25"
 
 
-def test_tiny_training_run_learns_and_reloads(tmp_path):
-    """Two tiny languages where every word names the image: a trained MLMME beats chance."""
+def tiny_two_languages(epochs: int) -> tuple[pd.DataFrame, np.ndarray, dict, dict]:
+    """Two tiny languages where every word names the image: captions, features, vocabulary counts, settings."""
     rng = np.random.default_rng(0)
     n_img = 24
     features = rng.normal(size=(n_img, 6)).astype(np.float32)
@@ -290,7 +290,7 @@ def test_tiny_training_run_learns_and_reloads(tmp_path):
         "langs": ["en", "de"],
         "beta": 0.5,
         "model": BLOCK["model"],
-        "training": {**BLOCK["training"], "epochs": 6},
+        "training": {**BLOCK["training"], "epochs": epochs},
         "contrastive": "random",
         "n_contrastive": 3,
         "contrastive_pool": "batch",
@@ -299,6 +299,13 @@ def test_tiny_training_run_learns_and_reloads(tmp_path):
         "text": {"min_count": 1, "segmenter": "chars", "max_len": 10},
         "seed": 0,
     }
+    return captions, features, counts, settings
+
+
+def test_tiny_training_run_learns_and_reloads(tmp_path):
+    """Two tiny languages where every word names the image: a trained MLMME beats chance."""
+    captions, features, counts, settings = tiny_two_languages(epochs=6)
+    n_img = len(features)
     torch.set_num_threads(1)
     trained = train_mlmme(
         captions, features, [f"i{i}" for i in range(n_img)], counts, settings, tmp_path / "ckpt", progress=False
@@ -312,3 +319,18 @@ def test_tiny_training_run_learns_and_reloads(tmp_path):
     assert list(ev["n_queries"]) == [8, 4, 8, 4, 8, 8]
     assert (ev["r10"] == 100.0).all()  # 4 test images: every rank ≤ 4
     assert ev.loc[4, "r1"] > 25.0  # en→de above chance (2 of 8)
+
+
+@pytest.mark.parametrize(("schedule", "reason"), [("constant", "ceiling"), ("cosine", "schedule")])
+def test_a_cosine_schedule_runs_to_its_end_and_says_so(tmp_path, schedule, reason):
+    """mlmme.training.lr_schedule: under the cosine the rate is 0 at the ceiling, so the training is over
+    there (stop_reason schedule), not cut short (ceiling); the rate the optimiser ends at says which ran."""
+    captions, features, counts, settings = tiny_two_languages(epochs=3)
+    settings["training"] = {**settings["training"], "lr_schedule": schedule, "lr_warmup_epochs": 1}
+    torch.set_num_threads(1)
+    ids = [f"i{i}" for i in range(len(features))]
+    trained = train_mlmme(captions, features, ids, counts, settings, tmp_path / "ckpt", progress=False)
+    assert trained.fit.stop_reason == reason
+    assert list(trained.fit.log["epoch"]) == [1, 2, 3]
+    last = torch.load(tmp_path / "ckpt" / "last.pt", weights_only=False)["optimiser"]["param_groups"][0]["lr"]
+    assert last == pytest.approx(0.0 if schedule == "cosine" else 0.01, abs=1e-12)

@@ -42,6 +42,7 @@ from polyvse.optim import adam
 from polyvse.text.vocab import Vocabulary
 from polyvse.train.data import EncodedCaptions, encode_captions
 from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epochs
+from polyvse.train.lr_schedules import lr_schedule
 
 log = logging.getLogger(__name__)
 
@@ -244,6 +245,9 @@ def train_mlmme(
     objective = MLMMEObjective(settings["beta"], settings["margin"], settings["contrastive"], settings["reduction"])
     optimiser = adam(model.parameters(), lr=tr["lr"])
     n_batches = -(-len(sampler) // tr["batch_size"])
+    scheduler = lr_schedule(
+        optimiser, tr.get("lr_schedule", "constant"), tr["epochs"], n_batches, tr.get("lr_warmup_epochs", 0)
+    )
     log.info(
         "MLMME on %s, β = %g, %s contrastive terms (%s): %d images, %d tuples an epoch (%d batches), "
         "vocabulary %d, device %s, %d threads",
@@ -281,8 +285,11 @@ def train_mlmme(
         run_id=fingerprint(settings, len(vocab), feats.shape, len(sampler)),
         device=device,
         grad_clip=tr["grad_clip"],
+        scheduler=scheduler,
         progress=progress,
         patience=tr.get("patience"),
+        # at its ceiling a cosine schedule has brought the rate to 0: more epochs could not move the model
+        ceiling_reason="schedule" if scheduler is not None else "ceiling",
     )
     model.load_state_dict(result.best_state)
     model.cpu()
