@@ -332,5 +332,5 @@ def test_a_cosine_schedule_runs_to_its_end_and_says_so(tmp_path, schedule, reaso
     trained = train_mlmme(captions, features, ids, counts, settings, tmp_path / "ckpt", progress=False)
     assert trained.fit.stop_reason == reason
     assert list(trained.fit.log["epoch"]) == [1, 2, 3]
-    last = torch.load(tmp_path / "ckpt" / "last.pt", weights_only=False)["optimiser"]["param_groups"][0]["lr"]
+    last = load_torch(tmp_path / "ckpt" / "last.pt")["optimiser"]["param_groups"][0]["lr"]
     assert last == pytest.approx(0.0 if schedule == "cosine" else 0.01, abs=1e-12)
