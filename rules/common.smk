@@ -621,6 +621,34 @@ def text_datasets():
     return [name for name, ds in config["datasets"].items() if ds["adapter"] != "places_speech"]
 
 
+def attribute_word_tables(dataset):
+    """``{lang: (vectors, vocab)}``: the FastText table of each language of a synthetic ``dataset`` that the
+    run builds anyway (data_targets; the MT-augmented captions' where both are), whose colour and shape
+    words rule attribute_words measures. Empty for a dataset of real captions or without tables."""
+    if config["datasets"][dataset]["adapter"] != "synthetic":
+        return {}
+    built = set(data_targets())
+    tables = {}
+    for lang in config["datasets"][dataset]["langs"]:
+        for origin in ("augmented", "human"):
+            vectors = f"{R}/{dataset}/fasttext/{origin}/{lang}.npy"
+            if vectors in built:
+                tables[lang] = (vectors, f"{R}/{dataset}/vocab/{origin}/{lang}.tsv")
+                break
+    return tables
+
+
+def attribute_word_inputs(wildcards):
+    """Rule attribute_words' FastText tables and their vocabularies, in the order of its ``langs``."""
+    tables = attribute_word_tables(wildcards.dataset)
+    return {"vectors": [v for v, _ in tables.values()], "vocab": [w for _, w in tables.values()]}
+
+
+def attribute_word_reports():
+    """Every dataset's attribute_words.tsv that the data statistics' report shows."""
+    return [f"{R}/{ds}/attribute_words.tsv" for ds in text_datasets() if attribute_word_tables(ds)]
+
+
 def report_mt_quality_files(wildcards):
     """mt_quality.tsv of each dataset whose rows in the report use MT (none: no MT footnote)."""
     return [f"{R}/{ds}/mt_quality.tsv" for ds in mt_datasets(config, wildcards.report)]

@@ -100,13 +100,16 @@ rule data_stats:
 
 rule data_stats_table:
     """Every dataset's statistics in one table, and beside them in the Markdown the
-    real Multi30K reference rows of docs/multi30k_stats.tsv."""
+    real Multi30K reference rows of docs/multi30k_stats.tsv; below them how far apart
+    each synthetic language's FastText vectors put its colour and shape words."""
     input:
         stats=lambda wc: expand(f"{R}/{{dataset}}/data_stats.tsv", dataset=text_datasets()),
+        attribute_words=lambda wc: attribute_word_reports(),
         reference=str(Path(workflow.basedir) / "docs" / "multi30k_stats.tsv"),  # any working directory
     output:
         tsv=report(f"{R}/data_stats.tsv", category="Data"),
         md=report(f"{R}/data_stats.md", category="Data"),
+        attribute_words=f"{R}/attribute_words.tsv",
     log:
         "logs/data_stats.log",
     conda:

@@ -47,6 +47,7 @@ rule corpus:
         english_share=lambda wc: english_share_for(
             wc.lang, config["datasets"][wc.dataset]["synthetic"]["corpus_english_share"]
         ),
+        typicality=lambda wc: config["datasets"][wc.dataset]["synthetic"]["corpus_typicality"],
     script:
         "../workflow_scripts/make_corpus.py"
 
@@ -111,3 +112,29 @@ if PCA_DIMS:
             seed=config["seed"],
         script:
             "../workflow_scripts/pca_vectors.py"
+
+
+rule attribute_words:
+    """Synthetic datasets: how far apart the FastText tables the word models start from put each
+    language's colour words, and its shape words (polyvse.text.attribute_words): the mean cosine of
+    their pairs after centring, shown by the data statistics' report."""
+    input:
+        unpack(attribute_word_inputs),
+    output:
+        f"{R}/{{dataset}}/attribute_words.tsv",
+    log:
+        "logs/{dataset}/attribute_words.log",
+    benchmark:
+        "benchmarks/attribute_words/{dataset}.tsv"
+    priority: PRIORITY["data"]
+    conda:
+        "../envs/polyvse.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        langs=lambda wc: list(attribute_word_tables(wc.dataset)),
+        segmenter=config["text"]["segmenter"],
+    script:
+        "../workflow_scripts/attribute_words.py"

@@ -287,7 +287,8 @@ def test_hindi_words_keep_their_vowel_signs_other_languages_plain_w():
 
 def test_dry_run_plans_every_dataset_s_statistics_from_another_directory(tmp_path):
     """The default config from a working directory that is not the repository: the
-    reference file is found beside the Snakefile, each dataset is built once."""
+    reference file is found beside the Snakefile, each dataset is built once, and the
+    attribute words are measured on the FastText tables of every language the run trains."""
     args = [
         SNAKEMAKE,
         "-s",
@@ -304,7 +305,13 @@ def test_dry_run_plans_every_dataset_s_statistics_from_another_directory(tmp_pat
     )
     assert out.returncode == 0, out.stdout + out.stderr
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", out.stdout, flags=re.M))
-    assert counts == {"dataset": "3", "data_stats": "3", "data_stats_table": "1", "total": "7"}
+    assert {k: counts[k] for k in ("dataset", "data_stats", "attribute_words", "data_stats_table", "fasttext")} == {
+        "dataset": "3",
+        "data_stats": "3",
+        "attribute_words": "3",
+        "data_stats_table": "1",
+        "fasttext": "23",  # m30k's and coco's ten languages (MT-augmented), spoken's three
+    }
     assert f"{REPO}/docs/multi30k_stats.tsv" in out.stdout
     for dataset in ("m30k", "coco", "spoken"):
         assert f"results/{dataset}/data_stats.tsv" in out.stdout

@@ -49,12 +49,21 @@ def english_share_for(lang: str, share: float) -> float:
 
 
 def text_corpus(
-    lang: str, n_sentences: int, seed: int, lexicon: str = "closed", english_share: float = 0.0
+    lang: str,
+    n_sentences: int,
+    seed: int,
+    lexicon: str = "closed",
+    english_share: float = 0.0,
+    typicality: float = 0.0,
 ) -> list[str]:
     """``n_sentences`` lines of text in ``lang``, each the realisation of one plan of a fresh scene;
     with ``english_share`` > 0 each line is, with that probability, the plan realised in English
     (call :func:`english_share_for` for the share a language gets). 0 draws nothing more: the corpus
-    of every earlier run."""
+    of every earlier run.
+
+    ``typicality`` > 0 draws the scenes of the corpus's world (:mod:`polyvse.data.synthetic.world`:
+    objects of a colour usually have its shapes and place), so that each colour, shape, size and count
+    word gets contexts of its own, as in real text; 0 draws them as the images' scenes are drawn."""
     if lang not in REALISERS:
         raise InputError("lang", f"no synthetic grammar for {lang!r}; known: {', '.join(REALISERS)}")
     if lexicon not in LEXICONS:
@@ -62,20 +71,27 @@ def text_corpus(
     for key, value in (("n_sentences", n_sentences), ("seed", seed)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
             raise InputError(key, f"expected an integer >= 0, got {value!r}")
-    if isinstance(english_share, bool) or not isinstance(english_share, (int, float)) or not 0 <= english_share <= 1:
-        raise InputError("english_share", f"expected a number in [0, 1], got {english_share!r}")
+    for key, value in (("english_share", english_share), ("typicality", typicality)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise InputError(key, f"expected a number in [0, 1], got {value!r}")
     sub = LANGUAGES.index(lang)
     out = []
     for i in range(int(n_sentences)):
         rng = np.random.default_rng(np.random.SeedSequence([int(seed), i, CORPUS_STREAM, sub]))
-        plan = caption_plan(sample_scene(rng, lexicon), rng, lexicon)
+        plan = caption_plan(sample_scene(rng, lexicon, typicality), rng, lexicon)
         in_english = english_share > 0 and rng.random() < english_share
         out.append(realise(plan, "en" if in_english else lang))
     return out
 
 
 def write_text_corpus(
-    path: str | Path, lang: str, n_sentences: int, seed: int, lexicon: str = "closed", english_share: float = 0.0
+    path: str | Path,
+    lang: str,
+    n_sentences: int,
+    seed: int,
+    lexicon: str = "closed",
+    english_share: float = 0.0,
+    typicality: float = 0.0,
 ) -> dict[str, int]:
     """Write :func:`text_corpus` to ``path``, one sentence a line (UTF-8, atomically).
 
@@ -84,7 +100,7 @@ def write_text_corpus(
     Wikipedia. Returns ``lines``, ``tokens`` and ``types`` (lowercase ``\\w+`` runs,
     :func:`polyvse.data.stats.words`) for the log.
     """
-    lines = text_corpus(lang, n_sentences, seed, lexicon, english_share)
+    lines = text_corpus(lang, n_sentences, seed, lexicon, english_share, typicality)
     write_text("".join(line + "\n" for line in lines), Path(path))
     counts = count_tokens(lines)
     return {"lines": len(lines), "tokens": sum(counts.values()), "types": len(counts)}

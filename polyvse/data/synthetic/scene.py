@@ -27,6 +27,7 @@ from PIL import Image, ImageDraw
 
 from polyvse.data.synthetic.lexicon import KIND_P, KIND_SHAPES, KIND_ZIPF, KINDS_PER_SHAPE, LEXICON_SEED, SHADE_P
 from polyvse.data.synthetic.lexicon import zipf_rank_of
+from polyvse.data.synthetic.world import colour_kind, typical_group
 
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "star", "cross", "ring")
 COLOURS: tuple[str, ...] = ("red", "orange", "yellow", "green", "blue", "purple", "black", "white")
@@ -73,16 +74,26 @@ class Scene:
     bg_colour: str
 
 
-def sample_scene(rng: np.random.Generator, lexicon: str = "closed") -> Scene:
+def sample_scene(rng: np.random.Generator, lexicon: str = "closed", typicality: float = 0.0) -> Scene:
     """Draw one scene: 1–3 groups at distinct positions with distinct (shape, colour) pairs.
 
     ``long_tail``: the same draws, then a shade per group (light or dark with
     probability ``SHADE_P`` each half, for chromatic colours only), then a kind per
     group (with probability ``KIND_P``, its rank Zipf-weighted).
+
+    ``typicality`` > 0 draws the groups of the text corpus's world instead
+    (:mod:`polyvse.data.synthetic.world`: each colour's usual shapes and place, each shape's usual size
+    and number); 0, the images' scenes, draws every attribute uniformly.
     """
     if lexicon not in ("closed", "long_tail"):
         raise ValueError(f"unknown lexicon {lexicon!r}; expected 'closed' or 'long_tail'")
+    if not 0.0 <= typicality <= 1.0:
+        raise ValueError(f"typicality must be in [0, 1], got {typicality!r}")
     n_groups = GROUP_COUNTS[bisect_right(_GROUP_COUNT_CDF, rng.random())]
+    if typicality > 0:
+        groups = _typical_groups(rng, n_groups, typicality)
+        scene = Scene(groups=groups, texture=_texture(rng), bg_colour=_bg_colour(rng))
+        return _long_tail(rng, scene, lexicon, typicality)
     positions = [POSITIONS[i] for i in rng.permutation(len(POSITIONS))[:n_groups]]
     groups: list[ObjectGroup] = []
     seen: set[tuple[str, str]] = set()
@@ -102,13 +113,36 @@ def sample_scene(rng: np.random.Generator, lexicon: str = "closed") -> Scene:
                 count=int(rng.integers(1, MAX_COUNT + 1)),
             )
         )
-    scene = Scene(
-        groups=tuple(groups),
-        texture=TEXTURES[int(rng.integers(len(TEXTURES)))],
-        bg_colour=BG_COLOURS[int(rng.integers(len(BG_COLOURS)))],
-    )
+    return _long_tail(rng, Scene(groups=tuple(groups), texture=_texture(rng), bg_colour=_bg_colour(rng)), lexicon)
+
+
+def _texture(rng: np.random.Generator) -> str:
+    return TEXTURES[int(rng.integers(len(TEXTURES)))]
+
+
+def _bg_colour(rng: np.random.Generator) -> str:
+    return BG_COLOURS[int(rng.integers(len(BG_COLOURS)))]
+
+
+def _typical_groups(rng: np.random.Generator, n_groups: int, typicality: float) -> tuple[ObjectGroup, ...]:
+    """``n_groups`` groups of the corpus's world (:func:`polyvse.data.synthetic.world.typical_group`):
+    each colour drawn uniformly, then its shape, size, place and number as usual with ``typicality``."""
+    free, taken, groups = list(POSITIONS), set(), []
+    for _ in range(n_groups):
+        colour = COLOURS[int(rng.integers(len(COLOURS)))]
+        shape, size, position, count = typical_group(rng, colour, free, taken, typicality, SHAPES, SIZES, MAX_COUNT)
+        free.remove(position)
+        taken.add((shape, colour))
+        groups.append(ObjectGroup(shape=shape, colour=colour, size=size, position=position, count=count))
+    return tuple(groups)
+
+
+def _long_tail(rng: np.random.Generator, scene: Scene, lexicon: str, typicality: float = 0.0) -> Scene:
+    """``scene`` as it is (``closed``), or with its groups' shades and kinds drawn (``long_tail``); with
+    ``typicality`` > 0 a kind is, that often, one of its colour's own (:func:`~polyvse.data.synthetic.world.colour_kind`)."""
     if lexicon == "closed":
         return scene
+    groups = scene.groups
     u = rng.random((len(groups), 2))  # drawn for every group, so that the draws do not depend on colours
     shaded = tuple(
         replace(g, shade=SHADES[int(b < 0.5)] if (a < SHADE_P and g.colour in CHROMATIC) else None)
@@ -119,6 +153,15 @@ def sample_scene(rng: np.random.Generator, lexicon: str = "closed") -> Scene:
         replace(g, kind=zipf_rank_of(b, KINDS_PER_SHAPE, KIND_ZIPF) if a < KIND_P else None)
         for g, (a, b) in zip(shaded, v)
     )
+    if typicality > 0:
+        own = rng.random(len(groups)) < typicality  # drawn after the images' draws: their scenes are unchanged
+        per_colour = KINDS_PER_SHAPE // len(COLOURS)
+        kinded = tuple(
+            replace(g, kind=colour_kind(g.colour, zipf_rank_of(b, per_colour, KIND_ZIPF), COLOURS, KINDS_PER_SHAPE))
+            if (mine and g.kind is not None)
+            else g
+            for g, mine, (_, b) in zip(kinded, own, v)
+        )
     return replace(scene, groups=kinded)
 
 

@@ -45,7 +45,7 @@ import numpy as np
 from polyvse.data.synthetic import lexicon as lex
 from polyvse.data.synthetic.languages.af import Afrikaans
 from polyvse.data.synthetic.languages.ar import Arabic
-from polyvse.data.synthetic.languages.base import Realiser, _norm, _one_token
+from polyvse.data.synthetic.languages.base import EN_ADJ, EN_NOUN, Realiser, _norm, _one_token
 from polyvse.data.synthetic.languages.cs import Czech
 from polyvse.data.synthetic.languages.de import German
 from polyvse.data.synthetic.languages.en import English
@@ -57,9 +57,9 @@ from polyvse.data.synthetic.languages.ru import Russian
 from polyvse.data.synthetic.languages.zh import Chinese
 from polyvse.data.synthetic.lexicon import extras_glossary, realise_extras
 from polyvse.data.synthetic.plan import TEMPLATES, CaptionPlan, caption_plan
-from polyvse.data.synthetic.scene import Scene
+from polyvse.data.synthetic.scene import COLOURS, SHAPES, Scene
 
-__all__ = ["REALISERS", "caption", "glossary", "realise"]
+__all__ = ["ATTRIBUTES", "REALISERS", "attribute_tokens", "caption", "glossary", "realise"]
 
 
 def realise(plan: CaptionPlan, lang: str) -> str:
@@ -119,6 +119,37 @@ def glossary(lang: str, lexicon: str = "closed") -> list[tuple[str, str]]:
         if pair not in seen:
             seen.add(pair)
             out.append(pair)
+    return out
+
+
+ATTRIBUTES: dict[str, tuple[str, ...]] = {"colour": COLOURS, "shape": SHAPES}
+"""The attributes whose words :func:`attribute_tokens` finds, and their values."""
+
+
+def attribute_tokens(lang: str, attribute: str, segmenter: str = "chars") -> dict[str, list[str]]:
+    """Each value of ``attribute`` (:data:`ATTRIBUTES`) → the tokens that say it in ``lang``.
+
+    The words :func:`glossary` glosses by the value's English words (German "rote", "roter", "rotes" for
+    red; English: the words themselves), tokenised as the captions are
+    (:func:`polyvse.text.tokenize.tokenize`), less the tokens another value's words hold too: Chinese
+    "红色" is 红, not the 色 of every colour. A value whose words are written only in characters other
+    values' words hold too (Japanese kana under the ``chars`` segmenter: "きいろい", "しろい") keeps every
+    token of its words but those all values' words hold."""
+    from polyvse.text.tokenize import tokenize
+
+    if attribute not in ATTRIBUTES:
+        raise ValueError(f"unknown attribute {attribute!r}; expected one of {', '.join(ATTRIBUTES)}")
+    if lang not in REALISERS:
+        raise ValueError(f"no caption grammar for language {lang!r}; known: {', '.join(REALISERS)}")
+    english = {v: {EN_ADJ[v]} if attribute == "colour" else set(EN_NOUN[v]) for v in ATTRIBUTES[attribute]}
+    pairs = [(w, w) for words in english.values() for w in words] if lang == "en" else glossary(lang)
+    words = {v: {w for en, w in pairs if en in glosses} for v, glosses in english.items()}
+    tokens = {v: {t for w in ws for t in tokenize(w, lang, segmenter)} for v, ws in words.items()}
+    shared = set.intersection(*tokens.values())
+    out = {}
+    for value, own in tokens.items():
+        elsewhere = set().union(*(t for v, t in tokens.items() if v != value))
+        out[value] = sorted(own - elsewhere or own - shared)
     return out
 
 
