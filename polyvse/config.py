@@ -117,10 +117,11 @@ def variant_settings(config: Mapping, variant: str) -> dict[str, Any]:
     model = copy.deepcopy(config.get("models", {}).get(v["model"], {}))
     model.update(v.get("model_options") or {})
     training = copy.deepcopy(config.get("training", {}))
-    # the family's own ceiling of epochs, then the variant's
+    # the family's own ceiling of epochs and settings, then the variant's
     ceilings = training.pop("epochs_by_family", None) or {}
     if v["model"] in ceilings:
         training["epochs"] = ceilings[v["model"]]
+    training.update(copy.deepcopy((training.pop("by_family", None) or {}).get(v["model"], {})))
     training.update(v.get("training_options") or {})
     return {
         "model": v["model"],
@@ -482,10 +483,26 @@ def check_config(config: Mapping) -> None:
     _check_result_names(config)
 
 
+def _check_by_family(config: Mapping, schema: Mapping | None) -> None:
+    """Each value of ``training.by_family`` checked against the schema of the same key of ``training``."""
+    if schema is None:
+        return
+    import jsonschema
+
+    properties = schema["properties"]["training"]["properties"]
+    for family, settings in (config.get("training", {}).get("by_family") or {}).items():
+        for key, value in settings.items():
+            try:
+                jsonschema.validate(value, properties[key])
+            except jsonschema.ValidationError as exc:
+                raise ConfigError(f"training.by_family.{family}.{key}", exc.message) from None
+
+
 def check_word_config(config: Mapping, schema: Mapping | None = None) -> None:
     """The word families' variants and the reports of their layouts (smalr, mule, mule_mt): settings that
     exist and go together, and rows that read variants of these families with protocols they can run.
     Runs after :func:`check_config` (``polyvse.families`` lists every family's check)."""
+    _check_by_family(config, schema)
     for name in word_variants(config):
         v = config["variants"][name]
         if v.get("speech_langs"):

@@ -7,6 +7,7 @@ import torch
 from polyvse.data.synthetic import build_dataset
 from polyvse.text.vocab import counts_frame, training_counts
 from polyvse.train import run
+from polyvse.train.neighbours import ImageNeighbours, neighbour_count
 from polyvse.train.data import (
     EncodedCaptions,
     EveryLanguageBatches,
@@ -248,6 +249,65 @@ def test_every_language_batches_are_seeded_and_chosen_by_name(m30k):
         batch_sampler(m30k, 16, 2, "balanced", "all")
 
 
+# -- neighbour batches: after a batch's first image, the images most like it ----------------------
+
+
+def clustered_features(n_images: int, n_clusters: int = 8, seed: int = 0) -> np.ndarray:
+    """Features of ``n_images`` images in tight clusters: image i belongs to cluster i % n_clusters."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(n_clusters, 12)) * 10
+    return (centres[np.arange(n_images) % n_clusters] + rng.normal(size=(n_images, 12))).astype(np.float32)
+
+
+def test_image_neighbours_rank_by_centred_cosine():
+    feats = np.array([[10.0, 1.0, 0.0], [10.0, 0.9, 0.1], [10.0, -1.0, 0.0], [10.0, 0.0, 1.0]])
+    near = ImageNeighbours(feats)
+    # uncentred, every row is alike (cosines > 0.98); centred, row 1 is row 0's neighbour and row 2 its opposite
+    assert near.nearest(0, np.array([2, 3, 1]), 3).tolist() == [2, 1, 0]
+    assert near.similarity(0, np.array([2]))[0] < -0.5
+    assert near.nearest(0, np.array([1]), 0).tolist() == []
+    assert neighbour_count(0.5, 16) == 8 and neighbour_count(1.0, 16) == 15 and neighbour_count(0.0, 16) == 0
+    with pytest.raises(ValueError, match="neighbour_share"):
+        neighbour_count(1.5, 16)
+    with pytest.raises(ValueError, match=r"\(N, D\)"):
+        ImageNeighbours(np.zeros(5))
+
+
+@pytest.mark.parametrize("balance", ["balanced", "natural"])
+def test_neighbour_batches_gather_each_first_image_s_cluster_and_cover_every_image(m30k, balance):
+    n_img = int(m30k.image_row.max()) + 1
+    feats = clustered_features(n_img)
+    near = ImageNeighbours(feats)
+    sampler = batch_sampler(m30k, 16, 2, balance, "every_language", neighbours=near, neighbour_share=0.5)
+    random = batch_sampler(m30k, 16, 2, balance, "every_language")
+    rng = np.random.default_rng(3)
+    seen = []
+    same, same_random = [], []
+    for rows, random_rows in zip(sampler.epoch(rng), random.epoch(np.random.default_rng(3))):
+        images = list(dict.fromkeys(m30k.image_row[rows].tolist()))  # in the order drawn
+        assert len(images) == 16 and language_counts(m30k, rows).tolist() == [16, 16, 16, 16]
+        seen += images
+        first = images[0] % 8
+        same.append(np.mean([i % 8 == first for i in images[1:9]]))
+        random_images = list(dict.fromkeys(m30k.image_row[random_rows].tolist()))
+        same_random.append(np.mean([i % 8 == random_images[0] % 8 for i in random_images[1:9]]))
+    # the 8 images after the first are its cluster's (25 images a cluster, fewer left late in a pass)
+    assert np.mean(same) > 0.8 and np.mean(same_random) < 0.3
+    assert len(set(seen)) == n_img  # one epoch: every image (the last batch starts another pass)
+
+
+def test_neighbour_share_zero_draws_the_random_batches_and_needs_every_language(m30k):
+    near = ImageNeighbours(clustered_features(int(m30k.image_row.max()) + 1))
+    plain = batch_sampler(m30k, 16, 2, "balanced", "every_language")
+    zero = batch_sampler(m30k, 16, 2, "balanced", "every_language", neighbours=near, neighbour_share=0.0)
+    a, b = (list(s.epoch(np.random.default_rng(1))) for s in (plain, zero))
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    with pytest.raises(ValueError, match="every_language"):
+        batch_sampler(m30k, 16, 2, "balanced", "quota", neighbours=near, neighbour_share=0.5)
+    with pytest.raises(ValueError, match="needs the images' features"):
+        batch_sampler(m30k, 16, 2, "balanced", "every_language", neighbour_share=0.5)
+
+
 # -- wiring: train_variant builds its sampler from training.language_balance ---------------------
 
 LANGS = ["en", "de", "zh"]
@@ -310,7 +370,8 @@ class Stop(Exception):
 def test_train_variant_samples_with_the_configured_balance(tiny, tmp_path, monkeypatch, training, expected):
     seen = []
 
-    def spy(captions, images_per_batch, captions_per_image=2, balance=None, image_captions="quota"):
+    def spy(captions, images_per_batch, captions_per_image=2, balance=None, image_captions="quota", **neighbours):
+        assert neighbours == {"neighbours": None, "neighbour_share": 0.0}
         seen.append((images_per_batch, captions_per_image, balance))
         raise Stop
 

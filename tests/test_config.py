@@ -145,6 +145,20 @@ def test_a_family_ceiling_of_epochs_sits_between_the_shared_one_and_the_variants
     assert variant_settings(config, "liwe_s_en")["training"]["epochs"] == 9
 
 
+def test_a_family_s_own_training_settings_sit_between_the_shared_ones_and_the_variants(config):
+    config["training"]["neighbour_share"] = 0.0
+    config["training"]["by_family"] = {"embn": {"neighbour_share": 0.5, "lr": 0.002}}
+    check_references(config, SCHEMA)
+    embn = variant_settings(config, "embn_en")["training"]
+    assert embn["neighbour_share"] == 0.5 and embn["lr"] == 0.002 and "by_family" not in embn
+    assert variant_settings(config, "mule_10")["training"]["neighbour_share"] == 0.0
+    config["variants"]["embn_en"]["training_options"] = {"neighbour_share": 0.25}
+    assert variant_settings(config, "embn_en")["training"]["neighbour_share"] == 0.25
+    config["training"]["by_family"] = {"embn": {"neighbour_share": 1.5}}
+    with pytest.raises(ConfigError, match=r"training\.by_family\.embn\.neighbour_share.*1\.5"):
+        check_references(config, SCHEMA)
+
+
 def test_clc_protocols_cover_the_human_languages_of_a_ten_language_model(config):
     assert protocol_langs(config, "smalr_10", "clc_c") == ["en", "de", "fr", "cs"]
     assert protocol_langs(config, "coco_smalr_10", "clc_a") == ["en", "zh", "ja"]

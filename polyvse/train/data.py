@@ -11,6 +11,7 @@ import torch
 from torch import Tensor
 
 from polyvse.text.encoded import EncodedCaptions, encode_captions
+from polyvse.train.neighbours import ImageNeighbours, neighbour_count
 
 __all__ = [
     "EncodedCaptions",
@@ -271,6 +272,11 @@ class EveryLanguageBatches:
     shuffled pool (MULE §"Experiments": images of the rarer languages, MSCOCO's ja and zh, are
     drawn as often as the English-only ones); None draws images uniformly. An epoch has
     ``ceil(I / images_per_batch)`` batches, I the number of captioned images.
+
+    ``neighbours`` with ``neighbour_share`` > 0 (:mod:`polyvse.train.neighbours`): after a batch's
+    first image, :func:`~polyvse.train.neighbours.neighbour_count` of its images are each the image
+    most like the first among those the drawing language's pool has not yet given in its pass, the
+    rest drawn as before; every image still comes once a pass. 0 draws exactly as without.
     """
 
     def __init__(
@@ -280,9 +286,16 @@ class EveryLanguageBatches:
         images_per_batch: int,
         captions_per_image: int = 2,
         shares: np.ndarray | None = None,
+        neighbours: ImageNeighbours | None = None,
+        neighbour_share: float = 0.0,
     ):
         if len(lang) != len(image_row):
             raise ValueError(f"{len(lang)} caption languages for {len(image_row)} caption rows")
+        neighbour_count(neighbour_share, images_per_batch)  # a share outside [0, 1] fails here
+        if neighbour_share > 0 and neighbours is None:
+            raise ValueError("training.neighbour_share > 0 needs the images' features (neighbours)")
+        self.neighbours = neighbours if neighbour_share > 0 else None
+        self.neighbour_share = float(neighbour_share)
         self.images_per_batch = images_per_batch
         self.captions_per_image = captions_per_image
         rows, lang_np = image_row.numpy(), lang.numpy()
@@ -314,10 +327,14 @@ class EveryLanguageBatches:
         captions_per_image: int = 2,
         balance: str | Mapping[str, float] = DEFAULT_LANGUAGE_BALANCE,
         key: str = "training.language_balance",
+        neighbours: ImageNeighbours | None = None,
+        neighbour_share: float = 0.0,
     ) -> "EveryLanguageBatches":
         """The sampler of an encoded caption set, its images drawn by ``balance``."""
         shares = caption_shares(captions, balance, key)
-        return cls(captions.image_row, captions.lang, images_per_batch, captions_per_image, shares)
+        return cls(
+            captions.image_row, captions.lang, images_per_batch, captions_per_image, shares, neighbours, neighbour_share
+        )
 
     def __len__(self) -> int:
         return max(1, -(-len(self.images) // self.images_per_batch))
@@ -335,6 +352,9 @@ class EveryLanguageBatches:
 
     def epoch(self, rng: np.random.Generator) -> Iterator[np.ndarray]:
         """Yield caption row indices, one array per batch."""
+        if self.neighbours is not None:
+            yield from self._neighbour_epoch(rng)
+            return
         n_img = len(self.images)
         per_batch = min(self.images_per_batch, n_img)
         if self.shares is None:
@@ -381,6 +401,62 @@ class EveryLanguageBatches:
                     counts[self.lang[r]] += 1
             yield np.asarray(batch, dtype=np.int64)
 
+    def _neighbour_epoch(self, rng: np.random.Generator) -> Iterator[np.ndarray]:
+        """:meth:`epoch` with neighbours: the batch's first image drawn as there, its next
+        ``neighbour_count`` images the nearest to it in the drawing language's pass, the rest as there.
+        Without shares every image is one pool drawn in turn."""
+        assert self.neighbours is not None
+        n_img = len(self.images)
+        per_batch = min(self.images_per_batch, n_img)
+        n_near = neighbour_count(self.neighbour_share, per_batch)
+        balanced = self.shares is not None
+        shares = self.shares if balanced else np.ones(1)
+        pools = self.pools if balanced else [np.arange(n_img, dtype=np.int64)]
+        active = [l for l in range(len(pools)) if shares[l] > 0 and len(pools[l])]
+        order = {l: rng.permutation(pools[l]) for l in active}
+        cursor = dict.fromkeys(active, 0)
+
+        def draw(l: int, taken: set[int], seed: int | None) -> int | None:
+            """The next image of pool ``l``'s pass not in ``taken`` (the one most like ``seed``, when
+            given), moved to the pass's cursor; a fresh pass when this one has none left."""
+            for _ in range(2):
+                rest = order[l][cursor[l] :]
+                free = np.flatnonzero(~np.isin(rest, list(taken))) if taken else np.arange(len(rest))
+                if len(free):
+                    j = (
+                        free[0]
+                        if seed is None
+                        else free[self.neighbours.nearest(self.images[seed], self.images[rest[free]], 1)[0]]
+                    )
+                    at = cursor[l]
+                    order[l][[at, at + j]] = order[l][[at + j, at]]
+                    cursor[l] += 1
+                    return int(order[l][at])
+                order[l], cursor[l] = rng.permutation(pools[l]), 0
+            return None
+
+        for _ in range(len(self)):
+            counts = [0] * len(shares)
+            taken: set[int] = set()
+            open_langs = list(active)
+            batch: list[int] = []
+            first: int | None = None
+            while len(taken) < per_batch and open_langs:
+                total = max(1, len(batch))
+                lang = min(open_langs, key=lambda l: (counts[l] / total - shares[l], l))
+                near = first is not None and len(taken) <= n_near
+                img = draw(lang, taken, first if near else None)
+                if img is None:
+                    open_langs.remove(lang)  # every image of its pool is in the batch
+                    continue
+                first = img if first is None else first
+                taken.add(img)
+                rows = self.image_captions(img, rng)
+                batch += rows
+                for r in rows:
+                    counts[self.lang[r] if balanced else 0] += 1
+            yield np.asarray(batch, dtype=np.int64)
+
 
 def batch_sampler(
     captions: EncodedCaptions,
@@ -388,14 +464,27 @@ def batch_sampler(
     captions_per_image: int,
     balance: str | Mapping[str, float] = DEFAULT_LANGUAGE_BALANCE,
     image_captions: str = "quota",
+    neighbours: ImageNeighbours | None = None,
+    neighbour_share: float = 0.0,
 ) -> "ImageGroupedBatches | EveryLanguageBatches":
     """The training sampler of ``training.image_captions``: ``quota`` (:class:`ImageGroupedBatches`,
     a batch's rows split between the languages by their shares) or ``every_language``
-    (:class:`EveryLanguageBatches`, each image with a caption in every language it has)."""
+    (:class:`EveryLanguageBatches`, each image with a caption in every language it has), the latter
+    with ``neighbour_share`` of a batch's images the neighbours of its first
+    (:mod:`polyvse.train.neighbours`)."""
     if image_captions == "quota":
+        if neighbour_share > 0:
+            raise ValueError("training.neighbour_share > 0 needs training.image_captions: every_language")
         return ImageGroupedBatches.for_captions(captions, images_per_batch, captions_per_image, balance)
     if image_captions == "every_language":
-        return EveryLanguageBatches.for_captions(captions, images_per_batch, captions_per_image, balance)
+        return EveryLanguageBatches.for_captions(
+            captions,
+            images_per_batch,
+            captions_per_image,
+            balance,
+            neighbours=neighbours,
+            neighbour_share=neighbour_share,
+        )
     raise ValueError(f"training.image_captions: {image_captions!r} is neither quota nor every_language")
 
 

@@ -29,6 +29,7 @@ from polyvse.train.loop import FitResult, fingerprint, resolve_device, run_epoch
 from polyvse.train.lr_schedules import lr_schedule
 from polyvse.train.steps import StepCounted
 from polyvse.train.negatives import NegativesWarmup
+from polyvse.train.neighbours import ImageNeighbours
 
 log = logging.getLogger(__name__)
 
@@ -117,12 +118,15 @@ def train_variant(
     vocab = families.build_vocabulary(settings, inputs, train_caps)
     train_enc = encode_captions(train_caps, vocab, image_index, text["max_len"])
     # before the model: a bad language_balance fails fast
+    share = tr.get("neighbour_share", 0.0)
     batches = batch_sampler(
         train_enc,
         tr["images_per_batch"],
         tr["captions_per_image"],
         tr.get("language_balance", DEFAULT_LANGUAGE_BALANCE),
         tr.get("image_captions", "quota"),
+        neighbours=ImageNeighbours(features) if share > 0 else None,
+        neighbour_share=share,
     )
     val_by_lang = {}
     for lang in langs:
