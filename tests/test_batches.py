@@ -266,6 +266,10 @@ def test_image_neighbours_rank_by_centred_cosine():
     assert near.nearest(0, np.array([2, 3, 1]), 3).tolist() == [2, 1, 0]
     assert near.similarity(0, np.array([2]))[0] < -0.5
     assert near.nearest(0, np.array([1]), 0).tolist() == []
+    # centred by the training images' mean alone: a test image far off does not move the centre
+    far = np.vstack([feats, [[-1000.0, 0.0, 0.0]]])
+    np.testing.assert_allclose(ImageNeighbours(far, training_rows=np.arange(4)).unit[:4], near.unit, atol=1e-6)
+    assert not np.allclose(ImageNeighbours(far).unit[:4], near.unit, atol=1e-3)
     assert neighbour_count(0.5, 16) == 8 and neighbour_count(1.0, 16) == 15 and neighbour_count(0.0, 16) == 0
     with pytest.raises(ValueError, match="neighbour_share"):
         neighbour_count(1.5, 16)

@@ -16,19 +16,24 @@ import numpy as np
 
 
 class ImageNeighbours:
-    """Cosine similarity between images' features, centred by their mean (features of one backbone share a
-    large common part, which would make every image alike).
+    """Cosine similarity between images' features, centred by the training images' mean (features of one
+    backbone share a large common part, which would make every image alike).
 
-    ``features``: ``(N, D)`` rows indexed as the captions' ``image_row``. Nothing is precomputed beyond the
-    normalised rows (``N × D`` float32): a seed's similarities are one matrix-vector product over the images
-    still to draw, so a dataset of 145K images costs no ``N × N`` table.
+    ``features``: ``(N, D)`` rows indexed as the captions' ``image_row``; ``training_rows``: the rows whose mean
+    centres them (the training images': no statistic of a validation or test image reaches the training; all
+    rows when None). Nothing is precomputed beyond the normalised rows (``N × D`` float32): a seed's
+    similarities are one matrix-vector product over the images still to draw, so a dataset of 145K images
+    costs no ``N × N`` table.
     """
 
-    def __init__(self, features: np.ndarray):
+    def __init__(self, features: np.ndarray, training_rows: np.ndarray | None = None):
         feats = np.asarray(features, dtype=np.float32)
         if feats.ndim != 2 or not len(feats):
             raise ValueError(f"image neighbours need (N, D) features, got shape {feats.shape}")
-        centred = feats - feats.mean(axis=0, dtype=np.float64).astype(np.float32)
+        rows = feats if training_rows is None else feats[np.asarray(training_rows, dtype=np.int64)]
+        if not len(rows):
+            raise ValueError("image neighbours need at least one training image to centre the features")
+        centred = feats - rows.mean(axis=0, dtype=np.float64).astype(np.float32)
         norms = np.linalg.norm(centred, axis=1, keepdims=True)
         self.unit = centred / np.maximum(norms, np.float32(1e-12))
 

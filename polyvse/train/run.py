@@ -125,7 +125,7 @@ def train_variant(
         tr["captions_per_image"],
         tr.get("language_balance", DEFAULT_LANGUAGE_BALANCE),
         tr.get("image_captions", "quota"),
-        neighbours=ImageNeighbours(features) if share > 0 else None,
+        neighbours=ImageNeighbours(features, np.unique(train_enc.image_row.numpy())) if share > 0 else None,
         neighbour_share=share,
     )
     val_by_lang = {}
