@@ -106,6 +106,9 @@ def test_tiny_workflow_writes_table2(workdir):
     assert (workdir / "results" / "learning.md").read_text().startswith("# Which models learned\n\n4 trained models")
     with Image.open(workdir / "results" / "learning" / "table2.png") as curves:
         assert curves.format == "PNG"
+    # random word vectors, no FastText table: no attribute words to measure, and the report says nothing of them
+    assert pd.read_csv(workdir / "results" / "attribute_words.tsv", sep="\t").empty
+    assert "How far apart" not in (workdir / "results" / "data_stats.md").read_text()
     described = pd.read_csv(workdir / "results" / "described_queries.tsv", sep="\t")
     assert len(described) == 96 and described["precision"].between(0, 1).all()  # 48 colour x shape, any and 2
     assert (workdir / "results" / "described_queries.md").read_text().startswith("# Short queries on `embn_en`")

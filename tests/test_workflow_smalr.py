@@ -93,6 +93,15 @@ def test_every_job_s_time_and_memory_is_gathered(run):
     assert by_family["jobs"].sum() == len(jobs) and (by_family["cpu_seconds"] > 0).all()
 
 
+def test_the_data_statistics_show_how_far_apart_the_fasttext_tables_put_the_colour_words(run):
+    words = pd.read_csv(run / "results" / "attribute_words.tsv", sep="\t")
+    assert set(words["attribute"]) == {"colour", "shape"} and set(words["dataset"]) == {"m30k"}
+    assert len(words) == 2 * words["lang"].nunique() and words["lang"].nunique() >= 4, words
+    assert words["mean_cosine"].between(-1, 1).all() and (words["values"] >= 2).all(), words
+    text = (run / "results" / "data_stats.md").read_text()
+    assert "How far apart the FastText vectors put the world's words" in text and "| m30k | en |" in text
+
+
 def test_figures_and_their_numbers(run):
     for name in ("figure1b", "figure3"):
         png = (run / "results" / f"{name}.png").read_bytes()
