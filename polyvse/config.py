@@ -514,7 +514,12 @@ def check_word_config(config: Mapping, schema: Mapping | None = None) -> None:
         for key in v.get("training_options") or {}:
             if key not in config.get("training", {}):
                 raise ConfigError(f"variants.{name}.training_options.{key}", "not a training setting")
-        training = {**config.get("training", {}), **(v.get("training_options") or {})}
+        training = variant_settings(config, name)["training"]
+        if training.get("neighbour_share", 0) > 0 and training.get("image_captions", "quota") != "every_language":
+            raise ConfigError(
+                f"variants.{name}",
+                "training.neighbour_share > 0 (batches of neighbours) needs training.image_captions: every_language",
+            )
         if training.get("weight_decay") and training.get("lazy_word_updates"):
             raise ConfigError(
                 f"variants.{name}",

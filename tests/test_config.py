@@ -157,6 +157,10 @@ def test_a_family_s_own_training_settings_sit_between_the_shared_ones_and_the_va
     config["training"]["by_family"] = {"embn": {"neighbour_share": 1.5}}
     with pytest.raises(ConfigError, match=r"training\.by_family\.embn\.neighbour_share.*1\.5"):
         check_references(config, SCHEMA)
+    # batches of neighbours are every-language batches: a quota sampler is refused before any job runs
+    config["training"]["by_family"] = {"embn": {"neighbour_share": 0.5, "image_captions": "quota"}}
+    with pytest.raises(ConfigError, match=r"variants\.embn_\w+: .*needs training.image_captions: every_language"):
+        check_references(config, SCHEMA)
 
 
 def test_clc_protocols_cover_the_human_languages_of_a_ten_language_model(config):
