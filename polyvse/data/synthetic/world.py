@@ -2,14 +2,13 @@
 
 Real text gives each colour word contexts of its own ("red" beside apples and fire, "blue" beside the sky),
 and FastText's vectors of them differ. Scenes whose colour is drawn independently of everything else give
-every colour word the same contexts, and FastText one vector for all eight (cosines 0.85–0.97 after
-centring, docs/learning.md, "Short queries"). In the world of the corpus (the stand-in for the papers'
-Wikipedia, :mod:`polyvse.data.synthetic.corpus`) objects have typical shapes for their colour, typical
-places in the picture for their colour, typical sizes and numbers for their shape, and (with the long-tail lexicon)
-named kinds of their own for their colour, as real objects do; each group keeps its uniform draw with
-probability ``1 - typicality``. The rendered images (and so their
-captions) keep the uniform world: a caption says what its image shows, and the described queries ask for
-every colour with every shape.
+every colour word the same contexts, and FastText nearly one vector for all eight (rule attribute_words;
+docs/learning.md, "Colour with shape"). In the world of the corpus (the stand-in for the papers' Wikipedia,
+:mod:`polyvse.data.synthetic.corpus`) objects have typical shapes and places in the picture for their
+colour, typical sizes and numbers for their shape, and (with the long-tail lexicon) named kinds of their own
+for their colour, as real objects do; each attribute keeps its uniform draw with probability
+``1 - typicality``. The rendered images (and so their captions) keep the uniform world: a caption says what
+its image shows, and the described queries ask for every colour with every shape.
 
 The tables are one fixed world, the same in every language: the corpus of each language realises the same
 kind of plans, so its colour words differ from each other as the English ones do.
